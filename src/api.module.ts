@@ -1,0 +1,48 @@
+import { DynamicModule, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import Redis from 'ioredis';
+import { Logger } from 'pino';
+import { AllExceptionsFilter } from 'src/common/filters/all-exceptions.filter';
+import { AuthGuard } from 'src/common/guards/auth.guard';
+import { createValidationPipe } from 'src/common/pipes/validation.pipe';
+import { REDIS } from 'src/common/redis/redis.tokens';
+import { AppConfig } from 'src/config/app-config';
+import { CoreModule } from 'src/core.module';
+import { AccountsModule } from 'src/modules/accounts/accounts.module';
+import { ApiKeysModule } from 'src/modules/api-keys/api-keys.module';
+import { AuthModule } from 'src/modules/auth/auth.module';
+import { ChannelsModule } from 'src/modules/channels/channels.module';
+import { ChatCompletionsModule } from 'src/modules/chat-completions/chat-completions.module';
+import { HealthModule } from 'src/modules/health/health.module';
+import { ModelsModule } from 'src/modules/models/models.module';
+
+/** The HTTP API process: controllers, the global guard, pipe and filter. It produces jobs but never consumes them. */
+@Module({})
+export class ApiModule implements OnApplicationShutdown {
+  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+
+  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+    return {
+      module: ApiModule,
+      imports: [
+        CoreModule.forRoot(config, logger),
+        HealthModule,
+        AccountsModule,
+        AuthModule,
+        ApiKeysModule,
+        ChannelsModule,
+        ModelsModule,
+        ChatCompletionsModule,
+      ],
+      providers: [
+        { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_PIPE, useFactory: createValidationPipe },
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+      ],
+    };
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.redis.quit().catch(() => undefined);
+  }
+}

@@ -1,0 +1,46 @@
+import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import { ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
+import { FastifyRequest } from 'fastify';
+
+export enum AuthKind {
+  Public = 'public',
+  ApiKey = 'api-key',
+  Console = 'console',
+  Admin = 'admin',
+}
+
+export const AUTH_KIND = 'gateway:auth-kind';
+
+export interface ApiKeyPrincipal {
+  kind: AuthKind.ApiKey;
+  accountId: string;
+  keyId: string;
+}
+export interface ConsolePrincipal {
+  kind: AuthKind.Console;
+  accountId: string;
+}
+export interface AdminPrincipal {
+  kind: AuthKind.Admin;
+}
+export type Principal = ApiKeyPrincipal | ConsolePrincipal | AdminPrincipal;
+
+export type AuthenticatedRequest = FastifyRequest & { principal?: Principal };
+
+/** `/v1`: `Authorization: Bearer sk-…`. */
+export const ApiKeyAuth = () => applyDecorators(SetMetadata(AUTH_KIND, AuthKind.ApiKey), ApiBearerAuth('apiKey'));
+/** `/console`: `Authorization: Bearer <access token from /console/auth/login>`. */
+export const ConsoleAuth = () => applyDecorators(SetMetadata(AUTH_KIND, AuthKind.Console), ApiBearerAuth('console'));
+/** `/admin`: `Authorization: Bearer <ADMIN_TOKEN>`. */
+export const AdminAuth = () => applyDecorators(SetMetadata(AUTH_KIND, AuthKind.Admin), ApiSecurity('admin'));
+/** No credentials needed (health, registration, login). */
+export const PublicRoute = () => SetMetadata(AUTH_KIND, AuthKind.Public);
+
+/** The principal the global AuthGuard attached to the request. */
+export const CurrentPrincipal = createParamDecorator((_data: unknown, context: ExecutionContext): Principal => {
+  const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+  if (!request.principal) {
+    throw new Error('CurrentPrincipal used on a route without authentication');
+  }
+  return request.principal;
+});

@@ -1,0 +1,64 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@nestjs/common';
+import { FastifyReply } from 'fastify';
+import { Logger } from 'pino';
+import { AuthenticatedRequest } from 'src/common/decorators/auth.decorators';
+import { ApiError, ErrorKind } from 'src/common/errors/api-error';
+import { LOGGER } from 'src/common/logging/logger';
+import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
+
+/** The one place errors become HTTP answers, all in SPEC 2.4's shape. */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  constructor(
+    private readonly apiKeys: ApiKeyAuthenticator,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async catch(exception: unknown, host: ArgumentsHost): Promise<void> {
+    const http = host.switchToHttp();
+    const reply = http.getResponse<FastifyReply>();
+    const request = http.getRequest<AuthenticatedRequest>();
+    let error = toApiError(exception);
+    if (error.kind === ErrorKind.Internal) {
+      this.logger.error({ reqId: request.id, err: exception }, 'unhandled error');
+    }
+    // A stream that already started cannot change its status; relayStream ends it with an error event.
+    if (reply.sent || reply.raw.headersSent) {
+      reply.raw.end();
+      return;
+    }
+    // Errors raised before routing (unparsable body, wrong content type, unknown path) skip the guard;
+    // on /v1 the key is still checked first, so a bad key is a 401 whatever the body looks like.
+    if (!request.principal && request.url.startsWith('/v1/') && error.status < 500) {
+      error = await this.apiKeys.authenticate(request.headers.authorization).then(
+        () => error,
+        (authError: unknown) => (authError instanceof ApiError ? authError : error),
+      );
+    }
+    await reply.code(error.status).headers(error.headers).send(error.toBody());
+  }
+}
+
+export function toApiError(exception: unknown): ApiError {
+  if (exception instanceof ApiError) {
+    return exception;
+  }
+  if (exception instanceof HttpException) {
+    // Our own code throws ApiError only; HttpExceptions come from Nest and Fastify before the handler runs.
+    const status = exception.getStatus();
+    switch (status) {
+      case 400:
+        return ApiError.invalid(`The request body could not be parsed: ${exception.message}`);
+      case 404:
+        return new ApiError(ErrorKind.NotFound, 'Unknown path. See /docs for the API.');
+      case 413:
+        return new ApiError(ErrorKind.PayloadTooLarge, 'The request body is too large.');
+      case 415:
+        return ApiError.invalid('Content-Type must be application/json.');
+    }
+    if (status < 500) {
+      return ApiError.invalid(exception.message);
+    }
+  }
+  return new ApiError(ErrorKind.Internal, 'The server had an error while processing your request. Retry shortly.');
+}

@@ -1,0 +1,22 @@
+import { ParseUUIDPipe } from '@nestjs/common';
+import { ApiError } from 'src/common/errors/api-error';
+
+/** A path parameter that must be a UUID; anything else is a 400 naming the parameter. */
+export const uuidParam = (name: string) =>
+  new ParseUUIDPipe({ exceptionFactory: () => ApiError.invalid(`'${name}' must be a UUID.`, name) });
+
+const CHANNEL_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+// Model ids may hold a slash (`meta-llama/llama-3-70b`); it arrives URL-encoded as %2F.
+const MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
+
+const patternParam = (pattern: RegExp, name: string, allowed: string) => ({
+  transform(value: string): string {
+    if (!pattern.test(value)) {
+      throw ApiError.invalid(`'${name}' must be 1 to 128 characters: letters, digits or ${allowed}.`, name);
+    }
+    return value;
+  },
+});
+
+export const channelIdParam = () => patternParam(CHANNEL_ID, 'channelId', '. _ : -');
+export const modelIdParam = () => patternParam(MODEL_ID, 'modelId', '. _ : / -');

@@ -1,0 +1,42 @@
+import { LoggerService } from '@nestjs/common';
+import pino, { Logger } from 'pino';
+import { AppConfig } from 'src/config/app-config';
+
+/**
+ * One pino logger per process. Request and response bodies and keys are never passed to it; the
+ * redaction paths are a second line of defence against a header object being logged by mistake.
+ */
+export function createLogger(config: Pick<AppConfig, 'logLevel'>, service: string): Logger {
+  return pino({
+    level: config.logLevel,
+    base: { service },
+    redact: { paths: ['*.authorization', '*.headers.authorization', '*.apiKey', '*.password'], censor: '[redacted]' },
+  });
+}
+
+/** Routes Nest's own log calls into pino. */
+export class PinoNestLogger implements LoggerService {
+  constructor(private readonly logger: Logger) {}
+
+  log(message: unknown, context?: string) {
+    this.logger.info({ context }, String(message));
+  }
+
+  error(message: unknown, trace?: string, context?: string) {
+    this.logger.error({ context, trace }, String(message));
+  }
+
+  warn(message: unknown, context?: string) {
+    this.logger.warn({ context }, String(message));
+  }
+
+  debug(message: unknown, context?: string) {
+    this.logger.debug({ context }, String(message));
+  }
+
+  verbose(message: unknown, context?: string) {
+    this.logger.trace({ context }, String(message));
+  }
+}
+
+export const LOGGER = Symbol('LOGGER');

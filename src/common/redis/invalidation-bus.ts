@@ -1,0 +1,67 @@
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import Redis from 'ioredis';
+import { Logger } from 'pino';
+import { APP_CONFIG, AppConfig } from 'src/config/app-config';
+import { LOGGER } from 'src/common/logging/logger';
+import { REDIS } from 'src/common/redis/redis.tokens';
+
+export enum InvalidationTopic {
+  ApiKey = 'api-key',
+  Catalog = 'catalog',
+}
+
+type Listener = (id: string | null) => void;
+const CHANNEL_PREFIX = 'gateway:invalidate:';
+
+/**
+ * Cross-process cache invalidation over Redis pub/sub. Listeners get the id that changed, or null
+ * meaning "drop everything": sent after the subscriber reconnects, since messages may have been missed.
+ */
+@Injectable()
+export class InvalidationBus implements OnModuleDestroy {
+  private subscriber: Redis | null = null;
+  private readonly listeners = new Map<InvalidationTopic, Listener[]>();
+
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  on(topic: InvalidationTopic, listener: Listener): void {
+    this.listeners.set(topic, [...(this.listeners.get(topic) ?? []), listener]);
+    this.ensureSubscribed();
+  }
+
+  async publish(topic: InvalidationTopic, id: string): Promise<void> {
+    await this.redis.publish(CHANNEL_PREFIX + topic, id);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.subscriber?.quit().catch(() => undefined);
+  }
+
+  private ensureSubscribed(): void {
+    if (this.subscriber) {
+      return;
+    }
+    const subscriber = new Redis(this.config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: null });
+    let connectedBefore = false;
+    subscriber.on('ready', () => {
+      if (connectedBefore) {
+        this.logger.warn('invalidation subscriber reconnected; dropping local caches');
+        this.listeners.forEach((listeners) => listeners.forEach((listener) => listener(null)));
+      }
+      connectedBefore = true;
+    });
+    subscriber.on('error', (error: Error) => this.logger.error({ err: error.message }, 'invalidation subscriber'));
+    subscriber.on('message', (channel: string, id: string) => {
+      const topic = channel.slice(CHANNEL_PREFIX.length) as InvalidationTopic;
+      this.listeners.get(topic)?.forEach((listener) => listener(id));
+    });
+    // ioredis re-subscribes by itself after a reconnect.
+    const channels = Object.values(InvalidationTopic).map((topic) => CHANNEL_PREFIX + topic);
+    subscriber.subscribe(...channels).catch((error: Error) => this.logger.error({ err: error.message }, 'subscribe'));
+    this.subscriber = subscriber;
+  }
+}

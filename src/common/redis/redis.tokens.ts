@@ -1,0 +1,2 @@
+/** The shared ioredis client for commands (rate limits, caches, queues' producers). */
+export const REDIS = Symbol('REDIS');

@@ -1,0 +1,73 @@
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { EnvDto } from 'src/config/env.dto';
+
+export type NodeEnv = 'development' | 'test' | 'production';
+
+export interface AppConfig {
+  nodeEnv: NodeEnv;
+  port: number;
+  databaseUrl: string;
+  redisUrl: string;
+  adminToken: string | null;
+  jwtSecret: string;
+  /** 32-byte AES-256-GCM key for upstream API keys at rest. */
+  secretsKey: Buffer;
+  referralSharePercent: number;
+  logLevel: string;
+  bodyLimitBytes: number;
+  upstream: { connectTimeoutMs: number; headersTimeoutMs: number; bodyTimeoutMs: number };
+  shutdownGraceMs: number;
+}
+
+/** Thrown for bad configuration; the entrypoints print its message as the one line naming the variable. */
+export class ConfigError extends Error {}
+
+// Development and test get fixed, clearly non-secret defaults so a fresh checkout runs without setup.
+const DEV_JWT_SECRET = 'development-only-jwt-secret-do-not-use-in-production';
+const DEV_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const raw = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const dto = plainToInstance(EnvDto, raw, { enableImplicitConversion: false });
+  const errors = validateSync(dto, { forbidUnknownValues: false });
+  if (errors.length > 0) {
+    const first = errors[0];
+    const reason = Object.values(first.constraints ?? {})[0] ?? 'is invalid';
+    throw new ConfigError(`Invalid environment variable ${first.property}: ${reason}`);
+  }
+  const nodeEnv = dto.NODE_ENV ?? 'development';
+  const relaxed = nodeEnv !== 'production';
+  const requireInProduction = (name: 'JWT_SECRET' | 'SECRETS_KEY', devValue: string): string => {
+    const value = dto[name];
+    if (value) {
+      return value;
+    }
+    if (!relaxed) {
+      throw new ConfigError(`Missing environment variable ${name}: required when NODE_ENV=${nodeEnv}`);
+    }
+    return devValue;
+  };
+
+  return {
+    nodeEnv,
+    port: dto.PORT ?? 3000,
+    databaseUrl: dto.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/gateway',
+    redisUrl: dto.REDIS_URL ?? 'redis://127.0.0.1:6379/0',
+    adminToken: dto.ADMIN_TOKEN ?? null,
+    jwtSecret: requireInProduction('JWT_SECRET', DEV_JWT_SECRET),
+    secretsKey: Buffer.from(requireInProduction('SECRETS_KEY', DEV_SECRETS_KEY), 'base64'),
+    referralSharePercent: dto.REFERRAL_SHARE_PERCENT ?? 10,
+    logLevel: dto.LOG_LEVEL ?? (nodeEnv === 'test' ? 'silent' : 'info'),
+    bodyLimitBytes: dto.BODY_LIMIT_BYTES ?? 20 * 1024 * 1024,
+    upstream: {
+      connectTimeoutMs: dto.UPSTREAM_CONNECT_TIMEOUT_MS ?? 5_000,
+      headersTimeoutMs: dto.UPSTREAM_HEADERS_TIMEOUT_MS ?? 120_000,
+      bodyTimeoutMs: dto.UPSTREAM_BODY_TIMEOUT_MS ?? 300_000,
+    },
+    shutdownGraceMs: dto.SHUTDOWN_GRACE_MS ?? 10_000,
+  };
+}
+
+/** Injection token; the value is the AppConfig validated at boot. */
+export const APP_CONFIG = Symbol('APP_CONFIG');

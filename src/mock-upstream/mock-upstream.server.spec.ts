@@ -1,0 +1,423 @@
+import { countMockPromptTokens, MockUpstream, startMockUpstream } from 'src/mock-upstream/mock-upstream.server';
+
+const HEADERS = { authorization: 'Bearer sk-test', 'content-type': 'application/json' };
+const MESSAGES = [{ role: 'user', content: 'Say hello' }];
+const PIECES = ['Hello ', 'from ', 'the ', 'mock ', 'upstream.'];
+
+interface Choice {
+  index: number;
+  message?: { role: string; content: string };
+  delta?: { role?: string; content?: string };
+  logprobs: null;
+  finish_reason: string | null;
+}
+
+interface ApiBody {
+  id: string;
+  object: string;
+  model: string;
+  choices: Choice[];
+  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
+  error: { message: string; type: string; param: null; code: string | null };
+}
+
+function json(response: Response): Promise<ApiBody> {
+  return response.json() as Promise<ApiBody>;
+}
+
+// Splits an SSE body into its JSON chunks; `done` tells whether it ended with `data: [DONE]`.
+function parseEvents(text: string): { chunks: ApiBody[]; done: boolean } {
+  const data = text
+    .split('\n\n')
+    .filter((event) => event !== '')
+    .map((event) => {
+      expect(event.startsWith('data: ')).toBe(true);
+      return event.slice('data: '.length);
+    });
+  const done = data.at(-1) === '[DONE]';
+  return { chunks: (done ? data.slice(0, -1) : data).map((chunk) => JSON.parse(chunk) as ApiBody), done };
+}
+
+function contentOf(chunk: ApiBody): string | undefined {
+  return chunk.choices[0].delta?.content;
+}
+
+async function readUntilError(response: Response): Promise<{ text: string; error: unknown }> {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) {
+        return { text, error: undefined };
+      }
+      text += decoder.decode(value, { stream: true });
+    }
+  } catch (error) {
+    return { text, error };
+  }
+}
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  while (!condition()) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+describe('startMockUpstream', () => {
+  let upstream: MockUpstream;
+
+  beforeEach(async () => {
+    upstream = await startMockUpstream();
+  });
+
+  afterEach(async () => {
+    await upstream.close();
+  });
+
+  const post = (body: unknown, path = '/v1/chat/completions', init: RequestInit = {}) =>
+    fetch(`${upstream.url}${path}`, {
+      method: 'POST',
+      headers: HEADERS,
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+      ...init,
+    });
+  const chat = (extra: Record<string, unknown> = {}) => post({ model: 'gpt-test', messages: MESSAGES, ...extra });
+
+  describe('routing and auth', () => {
+    it('should expose a loopback url without trailing slash', () => {
+      expect(upstream.url).toBe(`http://127.0.0.1:${upstream.port}`);
+    });
+
+    it('should list the mock model', async () => {
+      const response = await fetch(`${upstream.url}/v1/models`, { headers: HEADERS });
+      expect(response.status).toBe(200);
+      expect(await json(response)).toEqual({
+        object: 'list',
+        data: [{ id: 'mock-gpt', object: 'model', created: 1700000000, owned_by: 'mock' }],
+      });
+    });
+
+    it('should answer 404 with an OpenAI-style error for unknown routes', async () => {
+      for (const [method, path] of [
+        ['GET', '/nope'],
+        ['GET', '/v1/chat/completions'],
+        ['POST', '/v1/embeddings'],
+      ]) {
+        const response = await fetch(`${upstream.url}${path}`, { method, headers: HEADERS });
+        expect(response.status).toBe(404);
+        const body = await json(response);
+        expect(body.error).toEqual(
+          expect.objectContaining({ type: 'invalid_request_error', param: null, code: 'not_found' }),
+        );
+        expect(typeof body.error.message).toBe('string');
+      }
+    });
+
+    it('should reject requests without a non-empty bearer token', async () => {
+      for (const authorization of [undefined, 'Bearer ', 'Basic abc']) {
+        const headers: Record<string, string> = authorization === undefined ? {} : { authorization };
+        const response = await fetch(`${upstream.url}/v1/models`, { headers });
+        expect(response.status).toBe(401);
+        expect((await json(response)).error).toEqual(
+          expect.objectContaining({ type: 'invalid_request_error', code: 'invalid_api_key' }),
+        );
+      }
+    });
+
+    it('should answer 400 for an invalid JSON body', async () => {
+      const response = await post('{"model":');
+      expect(response.status).toBe(400);
+      expect((await json(response)).error.type).toBe('invalid_request_error');
+    });
+  });
+
+  describe('request recording', () => {
+    it('should record method, path, headers, raw and parsed body', async () => {
+      await chat();
+      await post('not json', '/v1/chat/completions?x=1');
+      expect(upstream.requests).toHaveLength(2);
+      const [first, second] = upstream.requests;
+      expect(first).toEqual(
+        expect.objectContaining({
+          method: 'POST',
+          path: '/v1/chat/completions',
+          body: { model: 'gpt-test', messages: MESSAGES },
+        }),
+      );
+      expect(first.headers.authorization).toBe('Bearer sk-test');
+      expect(JSON.parse(first.rawBody)).toEqual(first.body);
+      expect(second).toEqual(expect.objectContaining({ path: '/v1/chat/completions?x=1', rawBody: 'not json' }));
+      expect(second.body).toBeUndefined();
+    });
+
+    it('should record unauthorized requests too', async () => {
+      await fetch(`${upstream.url}/v1/models`);
+      expect(upstream.requests).toHaveLength(1);
+    });
+
+    it('should keep only the last 1000 requests', async () => {
+      for (let batch = 0; batch < 21; batch++) {
+        await Promise.all(
+          Array.from({ length: 50 }, (_, i) =>
+            fetch(`${upstream.url}/v1/models?i=${batch * 50 + i}`, { headers: HEADERS }),
+          ),
+        );
+      }
+      expect(upstream.requests).toHaveLength(1000);
+      const indexes = upstream.requests.map((request) => Number(request.path.split('=')[1]));
+      expect(Math.min(...indexes)).toBeGreaterThanOrEqual(50);
+    });
+  });
+
+  describe('non-streaming completions', () => {
+    it('should answer a deterministic completion with usage', async () => {
+      const response = await chat();
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('application/json');
+      const body = await json(response);
+      expect(body).toEqual({
+        id: expect.stringMatching(/^chatcmpl-mock-\d+$/),
+        object: 'chat.completion',
+        created: expect.any(Number),
+        model: 'gpt-test',
+        system_fingerprint: 'fp_mock',
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: 'Hello from the mock upstream.' },
+            logprobs: null,
+            finish_reason: 'stop',
+          },
+        ],
+        usage: { prompt_tokens: 8, completion_tokens: 5, total_tokens: 13 },
+      });
+    });
+
+    it('should truncate at max_tokens or max_completion_tokens with finish_reason length', async () => {
+      for (const limit of [{ max_tokens: 2 }, { max_completion_tokens: 2 }]) {
+        const body = await json(await chat(limit));
+        expect(body.choices[0]).toEqual(
+          expect.objectContaining({ message: { role: 'assistant', content: 'Hello from ' }, finish_reason: 'length' }),
+        );
+        expect(body.usage?.completion_tokens).toBe(2);
+      }
+      const exact = await json(await chat({ max_tokens: 5 }));
+      expect(exact.choices[0].finish_reason).toBe('stop');
+    });
+
+    it('should answer n identical choices and count their tokens', async () => {
+      const body = await json(await chat({ n: 3, mock: { reply: 'One two' } }));
+      expect(body.choices.map((choice) => [choice.index, choice.message?.content])).toEqual([
+        [0, 'One two'],
+        [1, 'One two'],
+        [2, 'One two'],
+      ]);
+      expect(body.usage?.completion_tokens).toBe(6);
+    });
+
+    it('should omit usage when asked', async () => {
+      const body = await json(await chat({ mock: { omit_usage: true } }));
+      expect(body).not.toHaveProperty('usage');
+    });
+
+    it('should answer garbage with a JSON content type when asked', async () => {
+      const response = await chat({ mock: { garbage: true } });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('application/json');
+      expect(await response.text()).toBe('<html>not json</html>');
+    });
+
+    it('should number completion ids sequentially', async () => {
+      const first = await json(await chat());
+      const second = await json(await chat());
+      expect(Number(second.id.split('-').pop())).toBe(Number(first.id.split('-').pop()) + 1);
+    });
+  });
+
+  describe('prompt token counting', () => {
+    it('should count 3 per message plus words plus 85 per image, plus 3', () => {
+      const messages = [
+        { role: 'system', content: 'be  brief\nplease' },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'what is this' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+          ],
+        },
+      ];
+      expect(countMockPromptTokens(messages)).toBe(3 + 3 + 3 + 3 + 85 + 3);
+      expect(countMockPromptTokens([])).toBe(3);
+      expect(countMockPromptTokens(undefined)).toBe(3);
+    });
+
+    it('should report the counted prompt tokens in usage', async () => {
+      const messages = [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }];
+      const body = await json(await chat({ messages }));
+      expect(body.usage?.prompt_tokens).toBe(countMockPromptTokens(messages));
+    });
+  });
+
+  describe('failure modes', () => {
+    it.each([
+      [400, 'invalid_request_error', null],
+      [429, 'requests', 'rate_limit_exceeded'],
+      [503, 'server_error', null],
+    ])('should answer mock.status %i with an OpenAI-style error', async (status, type, code) => {
+      const response = await chat({ mock: { status } });
+      expect(response.status).toBe(status);
+      expect(await json(response)).toEqual({ error: { message: `mock error ${status}`, type, param: null, code } });
+    });
+
+    it('should answer the status from a /status/<code> prefix for every route', async () => {
+      const completion = await post('not even json', '/status/502/v1/chat/completions');
+      expect(completion.status).toBe(502);
+      expect((await json(completion)).error.type).toBe('server_error');
+      const models = await fetch(`${upstream.url}/status/429/v1/models`, { headers: HEADERS });
+      expect(models.status).toBe(429);
+      expect((await json(models)).error.code).toBe('rate_limit_exceeded');
+      const badRequest = await post({}, '/status/422/v1/chat/completions');
+      expect((await json(badRequest)).error.type).toBe('invalid_request_error');
+    });
+
+    it('should never answer under the /hang prefix until the client gives up', async () => {
+      const hanging = post({ model: 'x' }, '/hang/v1/chat/completions', { signal: AbortSignal.timeout(150) });
+      await expect(hanging).rejects.toThrow();
+      expect(upstream.requests).toHaveLength(1);
+    });
+
+    it('should drop hanging requests on close', async () => {
+      const hanging = fetch(`${upstream.url}/hang/v1/models`, { headers: HEADERS });
+      await waitFor(() => upstream.requests.length === 1);
+      await upstream.close();
+      await expect(hanging).rejects.toThrow();
+    });
+
+    it('should wait mock.latency_ms before answering', async () => {
+      const started = Date.now();
+      const response = await chat({ mock: { latency_ms: 150 } });
+      expect(response.status).toBe(200);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(145);
+    });
+
+    it('should apply the server default latency', async () => {
+      const slow = await startMockUpstream({ latencyMs: 120 });
+      try {
+        const started = Date.now();
+        await fetch(`${slow.url}/v1/models`, { headers: HEADERS });
+        expect(Date.now() - started).toBeGreaterThanOrEqual(115);
+      } finally {
+        await slow.close();
+      }
+    });
+  });
+
+  describe('streaming completions', () => {
+    it('should stream a role chunk, one chunk per piece, a final chunk and [DONE]', async () => {
+      const response = await chat({ stream: true });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('text/event-stream');
+      expect(response.headers.get('cache-control')).toBe('no-cache');
+      const { chunks: events, done } = parseEvents(await response.text());
+      expect(done).toBe(true);
+      expect(events).toHaveLength(PIECES.length + 2);
+      for (const event of events) {
+        expect(event).toEqual(
+          expect.objectContaining({
+            object: 'chat.completion.chunk',
+            model: 'gpt-test',
+            system_fingerprint: 'fp_mock',
+          }),
+        );
+        expect(event.id).toBe(events[0].id);
+        expect(event).not.toHaveProperty('usage');
+      }
+      expect(events[0].choices).toEqual([
+        { index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null },
+      ]);
+      expect(events.slice(1, -1).map(contentOf)).toEqual(PIECES);
+      expect(events[events.length - 1].choices).toEqual([
+        { index: 0, delta: {}, logprobs: null, finish_reason: 'stop' },
+      ]);
+    });
+
+    it('should send a usage chunk when stream_options.include_usage is set', async () => {
+      const response = await chat({ stream: true, stream_options: { include_usage: true }, max_tokens: 3 });
+      const { chunks: events, done } = parseEvents(await response.text());
+      expect(done).toBe(true);
+      const usageEvent = events.pop()!;
+      expect(usageEvent.choices).toEqual([]);
+      expect(usageEvent.usage).toEqual({ prompt_tokens: 8, completion_tokens: 3, total_tokens: 11 });
+      expect(events.every((event) => event.usage === null)).toBe(true);
+      expect(events[events.length - 1].choices[0].finish_reason).toBe('length');
+    });
+
+    it('should not send usage when omit_usage is set', async () => {
+      const body = { stream: true, stream_options: { include_usage: true }, mock: { omit_usage: true } };
+      const { chunks, done } = parseEvents(await (await chat(body)).text());
+      expect(done).toBe(true);
+      expect(chunks.some((chunk) => 'usage' in chunk)).toBe(false);
+    });
+
+    it('should stream each choice in turn when n > 1', async () => {
+      const { chunks, done } = parseEvents(await (await chat({ stream: true, n: 2, mock: { reply: 'a b' } })).text());
+      expect(done).toBe(true);
+      expect(chunks.map((chunk) => [chunk.choices[0].index, contentOf(chunk) ?? null])).toEqual([
+        [0, ''],
+        [0, 'a '],
+        [0, 'b'],
+        [0, null],
+        [1, ''],
+        [1, 'a '],
+        [1, 'b'],
+        [1, null],
+      ]);
+    });
+
+    it('should wait chunk_delay_ms between chunks', async () => {
+      const started = Date.now();
+      const response = await chat({ stream: true, mock: { reply: 'a b c', chunk_delay_ms: 30 } });
+      const { chunks, done } = parseEvents(await response.text());
+      expect(done).toBe(true);
+      expect(chunks).toHaveLength(5);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(5 * 30 - 5);
+    });
+
+    it('should destroy the socket after break_after content chunks', async () => {
+      const response = await chat({ stream: true, mock: { break_after: 2 } });
+      expect(response.status).toBe(200);
+      const { text, error } = await readUntilError(response);
+      expect(error).toBeDefined();
+      const { chunks, done } = parseEvents(text);
+      expect(done).toBe(false);
+      expect(chunks.map(contentOf)).toEqual(['', 'Hello ', 'from ']);
+    });
+
+    it('should break even when break_after exceeds the reply length', async () => {
+      const { text, error } = await readUntilError(await chat({ stream: true, mock: { break_after: 99 } }));
+      expect(error).toBeDefined();
+      const { chunks, done } = parseEvents(text);
+      expect(done).toBe(false);
+      expect(chunks.map(contentOf)).toEqual(['', ...PIECES]);
+    });
+
+    it('should stream a garbage event when asked', async () => {
+      const response = await chat({ stream: true, mock: { garbage: true } });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('text/event-stream');
+      expect(await response.text()).toBe('data: {not json\n\n');
+    });
+
+    it('should keep serving after a client disconnects mid-stream', async () => {
+      const controller = new AbortController();
+      const body = { model: 'gpt-test', messages: MESSAGES, stream: true, mock: { chunk_delay_ms: 50 } };
+      const response = await post(body, '/v1/chat/completions', { signal: controller.signal });
+      await response.body!.getReader().read();
+      controller.abort();
+      const next = await chat();
+      expect(next.status).toBe(200);
+    });
+  });
+});

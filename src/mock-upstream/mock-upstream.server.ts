@@ -1,0 +1,371 @@
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { AddressInfo } from 'node:net';
+
+export interface MockUpstreamOptions {
+  port?: number;
+  host?: string;
+  latencyMs?: number;
+  chunkDelayMs?: number;
+}
+
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  rawBody: string;
+  body: unknown;
+}
+
+export interface MockUpstream {
+  url: string;
+  port: number;
+  requests: ReceivedRequest[];
+  close(): Promise<void>;
+}
+
+interface ServerState {
+  latencyMs: number;
+  chunkDelayMs: number;
+  requests: ReceivedRequest[];
+  sequence: number;
+}
+
+interface MockControl {
+  status?: number;
+  latencyMs: number;
+  chunkDelayMs: number;
+  breakAfter?: number;
+  garbage: boolean;
+  omitUsage: boolean;
+  reply: string;
+}
+
+interface Completion {
+  id: string;
+  created: number;
+  model: string;
+  pieces: string[];
+  finishReason: 'stop' | 'length';
+  n: number;
+  promptTokens: number;
+}
+
+type Route = 'chat' | 'models' | 'hang' | 'not_found' | { status: number };
+type Json = Record<string, unknown>;
+
+const DEFAULT_REPLY = 'Hello from the mock upstream.';
+const MAX_RECORDED_REQUESTS = 1000;
+const ROUTE_PATTERN = /^(?:\/status\/(\d+)|\/(hang))?(\/v1\/[^?]*)/;
+const ERROR_CODES: Record<number, string> = { 401: 'invalid_api_key', 404: 'not_found', 429: 'rate_limit_exceeded' };
+const MODELS_BODY = JSON.stringify({
+  object: 'list',
+  data: [{ id: 'mock-gpt', object: 'model', created: 1700000000, owned_by: 'mock' }],
+});
+
+function isRecord(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function nonNegativeInt(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
+}
+
+function isErrorStatus(status: number | undefined): status is number {
+  return status !== undefined && status >= 400 && status <= 599;
+}
+
+function countWords(text: string): number {
+  return text.match(/\S+/g)?.length ?? 0;
+}
+
+function countPartTokens(part: unknown): number {
+  if (isRecord(part) && part.type === 'image_url') {
+    return 85;
+  }
+  return isRecord(part) && part.type === 'text' && typeof part.text === 'string' ? countWords(part.text) : 0;
+}
+
+/**
+ * Deliberately crude so tests can predict it: per message 3 + whitespace-separated words of its text (string
+ * content, or the `text` of text parts) + 85 per image part; plus 3 for the whole prompt.
+ */
+export function countMockPromptTokens(messages: unknown): number {
+  let total = 3;
+  for (const message of Array.isArray(messages) ? (messages as unknown[]) : []) {
+    const content = isRecord(message) ? message.content : undefined;
+    total += 3;
+    if (typeof content === 'string') {
+      total += countWords(content);
+    } else if (Array.isArray(content)) {
+      total += content.reduce((sum: number, part) => sum + countPartTokens(part), 0);
+    }
+  }
+  return total;
+}
+
+function matchRoute(method: string, url: string): Route {
+  const match = ROUTE_PATTERN.exec(url);
+  if (!match) {
+    return 'not_found';
+  }
+  const [, status, hang, path] = match;
+  if (status !== undefined) {
+    return isErrorStatus(Number(status)) ? { status: Number(status) } : 'not_found';
+  }
+  if (hang) {
+    return 'hang';
+  }
+  if (method === 'POST' && path === '/v1/chat/completions') {
+    return 'chat';
+  }
+  return method === 'GET' && path === '/v1/models' ? 'models' : 'not_found';
+}
+
+function parseJson(raw: string): { ok: boolean; value: unknown } {
+  if (raw === '') {
+    return { ok: true, value: undefined };
+  }
+  try {
+    return { ok: true, value: JSON.parse(raw) as unknown };
+  } catch {
+    return { ok: false, value: undefined };
+  }
+}
+
+function readControl(body: unknown, state: ServerState): MockControl {
+  const mock: Json = isRecord(body) && isRecord(body.mock) ? body.mock : {};
+  const status = nonNegativeInt(mock.status);
+  return {
+    status: isErrorStatus(status) ? status : undefined,
+    latencyMs: nonNegativeInt(mock.latency_ms) ?? state.latencyMs,
+    chunkDelayMs: nonNegativeInt(mock.chunk_delay_ms) ?? state.chunkDelayMs,
+    breakAfter: nonNegativeInt(mock.break_after),
+    garbage: mock.garbage === true,
+    omitUsage: mock.omit_usage === true,
+    reply: typeof mock.reply === 'string' ? mock.reply : DEFAULT_REPLY,
+  };
+}
+
+function buildCompletion(state: ServerState, body: Json, control: MockControl): Completion {
+  const pieces = control.reply.match(/\s*\S+\s*/g) ?? [];
+  const limit = nonNegativeInt(body.max_completion_tokens) ?? nonNegativeInt(body.max_tokens);
+  const truncated = limit !== undefined && pieces.length > limit;
+  return {
+    id: `chatcmpl-mock-${++state.sequence}`,
+    created: Math.floor(Date.now() / 1000),
+    model: typeof body.model === 'string' ? body.model : 'mock-gpt',
+    pieces: truncated ? pieces.slice(0, limit) : pieces,
+    finishReason: truncated ? 'length' : 'stop',
+    n: Math.max(1, nonNegativeInt(body.n) ?? 1),
+    promptTokens: countMockPromptTokens(body.messages),
+  };
+}
+
+function envelope(c: Completion, object: string): Json {
+  return { id: c.id, object, created: c.created, model: c.model, system_fingerprint: 'fp_mock' };
+}
+
+function usageOf(c: Completion): Json {
+  const completionTokens = c.pieces.length * c.n;
+  return {
+    prompt_tokens: c.promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: c.promptTokens + completionTokens,
+  };
+}
+
+function connectionHeader(res: ServerResponse): string {
+  return res.req.headers.connection?.toLowerCase() === 'close' ? 'close' : 'keep-alive';
+}
+
+function sendJson(res: ServerResponse, status: number, body: string): void {
+  const length = Buffer.byteLength(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': length,
+    connection: connectionHeader(res),
+  });
+  res.end(body);
+}
+
+function sendError(res: ServerResponse, status: number, message: string): void {
+  const type = status === 429 ? 'requests' : status >= 500 ? 'server_error' : 'invalid_request_error';
+  sendJson(res, status, JSON.stringify({ error: { message, type, param: null, code: ERROR_CODES[status] ?? null } }));
+}
+
+function sendCompletion(res: ServerResponse, c: Completion, control: MockControl): void {
+  if (control.garbage) {
+    sendJson(res, 200, '<html>not json</html>');
+    return;
+  }
+  const message = { role: 'assistant', content: c.pieces.join('') };
+  const choices = Array.from({ length: c.n }, (_, index) => ({
+    index,
+    message,
+    logprobs: null,
+    finish_reason: c.finishReason,
+  }));
+  const head = envelope(c, 'chat.completion');
+  sendJson(res, 200, JSON.stringify({ ...head, choices, ...(control.omitUsage ? {} : { usage: usageOf(c) }) }));
+}
+
+// Returns the SSE events to write and whether the socket must then be destroyed instead of ended.
+function buildStreamEvents(c: Completion, breakAfter: number | undefined, withUsage: boolean) {
+  const head = envelope(c, 'chat.completion.chunk');
+  const choiceEvent = (index: number, delta: Json, finish: string | null) => {
+    const choices = [{ index, delta, logprobs: null, finish_reason: finish }];
+    return `data: ${JSON.stringify({ ...head, choices, ...(withUsage ? { usage: null } : {}) })}\n\n`;
+  };
+  const events: string[] = [];
+  let delivered = 0;
+  const breakNow = () => breakAfter !== undefined && delivered >= breakAfter;
+  for (let index = 0; index < c.n; index++) {
+    events.push(choiceEvent(index, { role: 'assistant', content: '' }, null));
+    if (breakNow()) {
+      return { events, broken: true };
+    }
+    for (const piece of c.pieces) {
+      events.push(choiceEvent(index, { content: piece }, null));
+      delivered++;
+      if (breakNow()) {
+        return { events, broken: true };
+      }
+    }
+    // A break_after beyond the reply length still breaks: the stream never completes normally.
+    if (breakAfter !== undefined && index === c.n - 1) {
+      return { events, broken: true };
+    }
+    events.push(choiceEvent(index, {}, c.finishReason));
+  }
+  if (withUsage) {
+    events.push(`data: ${JSON.stringify({ ...head, choices: [], usage: usageOf(c) })}\n\n`);
+  }
+  events.push('data: [DONE]\n\n');
+  return { events, broken: false };
+}
+
+function writeEvents(res: ServerResponse, events: string[], delayMs: number, broken: boolean): void {
+  let next = 0;
+  let timer: NodeJS.Timeout | undefined;
+  res.once('close', () => clearTimeout(timer));
+  const step = (): void => {
+    while (next < events.length && !res.destroyed) {
+      const event = events[next++];
+      if (broken && next === events.length) {
+        // Destroying only once the write is flushed; http corks the socket, so an immediate destroy would drop it.
+        res.write(event, () => res.destroy());
+        return;
+      }
+      res.write(event);
+      if (delayMs > 0 && next < events.length) {
+        timer = setTimeout(step, delayMs);
+        return;
+      }
+    }
+    if (!res.destroyed) {
+      res.end();
+    }
+  };
+  step();
+}
+
+function streamCompletion(res: ServerResponse, c: Completion, control: MockControl, includeUsage: boolean): void {
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: connectionHeader(res),
+  });
+  if (control.garbage) {
+    writeEvents(res, ['data: {not json\n\n'], 0, false);
+    return;
+  }
+  const { events, broken } = buildStreamEvents(c, control.breakAfter, includeUsage && !control.omitUsage);
+  writeEvents(res, events, control.chunkDelayMs, broken);
+}
+
+function respond(state: ServerState, res: ServerResponse, route: Route, body: unknown, control: MockControl): void {
+  const status = typeof route === 'object' ? route.status : control.status;
+  if (status !== undefined) {
+    sendError(res, status, `mock error ${status}`);
+  } else if (route === 'models') {
+    sendJson(res, 200, MODELS_BODY);
+  } else if (!isRecord(body)) {
+    sendError(res, 400, 'The request body must be a JSON object.');
+  } else if (body.stream === true) {
+    const includeUsage = isRecord(body.stream_options) && body.stream_options.include_usage === true;
+    streamCompletion(res, buildCompletion(state, body, control), control, includeUsage);
+  } else {
+    sendCompletion(res, buildCompletion(state, body, control), control);
+  }
+}
+
+function handleRequest(state: ServerState, req: IncomingMessage, res: ServerResponse, rawBody: string): void {
+  const parsed = parseJson(rawBody);
+  const method = req.method ?? '';
+  const path = req.url ?? '';
+  state.requests.push({ method, path, headers: req.headers, rawBody, body: parsed.value });
+  if (state.requests.length > MAX_RECORDED_REQUESTS) {
+    state.requests.shift();
+  }
+  if (!/^Bearer\s+\S/i.test(req.headers.authorization ?? '')) {
+    sendError(res, 401, 'Missing or invalid bearer token.');
+    return;
+  }
+  const route = matchRoute(method, path);
+  if (route === 'hang') {
+    return;
+  }
+  if (route === 'not_found') {
+    sendError(res, 404, `Unknown request URL: ${method} ${path}`);
+    return;
+  }
+  if (!parsed.ok && typeof route !== 'object') {
+    sendError(res, 400, 'We could not parse the JSON body of your request.');
+    return;
+  }
+  const control = readControl(parsed.value, state);
+  if (control.latencyMs === 0) {
+    respond(state, res, route, parsed.value, control);
+    return;
+  }
+  const timer = setTimeout(() => respond(state, res, route, parsed.value, control), control.latencyMs);
+  res.once('close', () => clearTimeout(timer));
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (!server.listening) {
+      resolve();
+      return;
+    }
+    server.close((error) => (error ? reject(error) : resolve()));
+    server.closeAllConnections();
+  });
+}
+
+export function startMockUpstream(options: MockUpstreamOptions = {}): Promise<MockUpstream> {
+  const host = options.host ?? '127.0.0.1';
+  const state: ServerState = {
+    latencyMs: options.latencyMs ?? 0,
+    chunkDelayMs: options.chunkDelayMs ?? 0,
+    requests: [],
+    sequence: 0,
+  };
+  const server = createServer((req, res) => {
+    let rawBody = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (rawBody += chunk));
+    req.on('end', () => handleRequest(state, req, res, rawBody));
+    req.on('error', () => res.destroy());
+  });
+  server.keepAliveTimeout = 65_000;
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      const { port } = server.address() as AddressInfo;
+      const urlHost = host.includes(':') ? `[${host}]` : host;
+      resolve({ url: `http://${urlHost}:${port}`, port, requests: state.requests, close: () => closeServer(server) });
+    });
+  });
+}

@@ -1,0 +1,35 @@
+import { bigintTransformer } from 'src/database/bigint.transformer';
+import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+
+@Entity('accounts')
+@Check('accounts_balance_not_negative', '"balance" >= 0')
+export class AccountEntity {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  /** Stored lower-cased, so uniqueness is case-insensitive. */
+  @Index('accounts_email_key', { unique: true })
+  @Column({ type: 'text' })
+  email: string;
+
+  @Column({ name: 'password_hash', type: 'text' })
+  passwordHash: string;
+
+  /** Nano-dollars. Changes only together with a ledger entry (LedgerRepository). */
+  @Column({ type: 'bigint', default: 0, transformer: bigintTransformer })
+  balance: bigint;
+
+  @Index('accounts_referral_code_key', { unique: true })
+  @Column({ name: 'referral_code', type: 'text' })
+  referralCode: string;
+
+  @Column({ name: 'referred_by', type: 'uuid', nullable: true })
+  referredBy: string | null;
+
+  @ManyToOne(() => AccountEntity, { onDelete: 'SET NULL' })
+  @JoinColumn({ name: 'referred_by', foreignKeyConstraintName: 'accounts_referred_by_fkey' })
+  referrer?: AccountEntity | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}

@@ -1,0 +1,47 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { AccountEntity } from 'src/modules/accounts/account.entity';
+import { ILike, QueryFailedError, Repository } from 'typeorm';
+
+const UNIQUE_VIOLATION = '23505';
+
+export type NewAccount = Pick<AccountEntity, 'email' | 'passwordHash' | 'referralCode' | 'referredBy'>;
+
+@Injectable()
+export class AccountsRepository {
+  constructor(@InjectRepository(AccountEntity) private readonly accounts: Repository<AccountEntity>) {}
+
+  /** Inserts the account; null when the e-mail or referral code is taken (the caller tells which). */
+  async create(values: NewAccount): Promise<AccountEntity | { conflict: 'email' | 'referral_code' }> {
+    try {
+      return await this.accounts.save(this.accounts.create({ ...values, balance: 0n }));
+    } catch (error) {
+      const driverError = (error as QueryFailedError).driverError as { code?: string; constraint?: string } | undefined;
+      if (driverError?.code === UNIQUE_VIOLATION) {
+        return { conflict: driverError.constraint === 'accounts_email_key' ? 'email' : 'referral_code' };
+      }
+      throw error;
+    }
+  }
+
+  findById(id: string): Promise<AccountEntity | null> {
+    return this.accounts.findOneBy({ id });
+  }
+
+  findByEmail(email: string): Promise<AccountEntity | null> {
+    return this.accounts.findOneBy({ email });
+  }
+
+  findByReferralCode(referralCode: string): Promise<AccountEntity | null> {
+    return this.accounts.findOneBy({ referralCode });
+  }
+
+  searchByEmail(fragment: string | undefined, limit: number): Promise<AccountEntity[]> {
+    const escaped = fragment?.replace(/[\\%_]/g, (c) => `\\${c}`);
+    return this.accounts.find({
+      where: escaped === undefined ? {} : { email: ILike(`%${escaped}%`) },
+      order: { createdAt: 'DESC' },
+      take: limit,
+    });
+  }
+}

@@ -1,0 +1,33 @@
+import { Body, Controller, Get, Headers, Param, Post, Query } from '@nestjs/common';
+import { ApiHeader, ApiTags } from '@nestjs/swagger';
+import { AdminAuth } from 'src/common/decorators/auth.decorators';
+import { uuidParam } from 'src/common/http/params';
+import { AccountsService } from 'src/modules/accounts/accounts.service';
+import {
+  AccountListResponseDto,
+  AccountSearchQueryDto,
+  AdjustmentCreateDto,
+  AdjustmentResponseDto,
+} from 'src/modules/accounts/dto/account.dto';
+
+@ApiTags('admin')
+@AdminAuth()
+@Controller('admin/accounts')
+export class AdminAccountsController {
+  constructor(private readonly service: AccountsService) {}
+
+  @Get()
+  async searchAccounts(@Query() query: AccountSearchQueryDto): Promise<AccountListResponseDto> {
+    return { data: await this.service.search(query.email) };
+  }
+
+  @Post(':accountId/adjustments')
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Makes a retried call apply only once' })
+  createAdjustment(
+    @Param('accountId', uuidParam('accountId')) accountId: string,
+    @Body() dto: AdjustmentCreateDto,
+    @Headers('idempotency-key') idempotencyKey?: string,
+  ): Promise<AdjustmentResponseDto> {
+    return this.service.adjust(accountId, dto.amount, dto.reason, idempotencyKey);
+  }
+}

@@ -1,0 +1,107 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsEmail, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { formatUsd } from 'src/common/money/money';
+import { AccountEntity } from 'src/modules/accounts/account.entity';
+import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
+
+export class AccountResponseDto {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+
+  @ApiProperty({ example: 'ada@example.com' })
+  email: string;
+
+  @ApiProperty({ description: 'Prepaid balance in USD, exact decimal string', example: '12.5' })
+  balance: string;
+
+  @ApiProperty({ example: 'K7QX2MPA' })
+  referralCode: string;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt: string;
+
+  static from(account: AccountEntity): AccountResponseDto {
+    return {
+      id: account.id,
+      email: account.email,
+      balance: formatUsd(account.balance),
+      referralCode: account.referralCode,
+      createdAt: account.createdAt.toISOString(),
+    };
+  }
+}
+
+export class AccountListResponseDto {
+  @ApiProperty({ type: [AccountResponseDto] })
+  data: AccountResponseDto[];
+}
+
+export class AccountSearchQueryDto {
+  @ApiPropertyOptional({ description: 'Part of the e-mail address, case-insensitive', example: 'ada@' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(320)
+  email?: string;
+}
+
+export class AdjustmentCreateDto {
+  @ApiProperty({
+    description: 'USD, exact decimal string with at most 9 decimals; negative debits',
+    example: '25',
+    pattern: '^-?\\d{1,12}(\\.\\d{1,9})?$',
+  })
+  @IsString()
+  @Matches(/^-?\d{1,12}(\.\d{1,9})?$/, { message: 'amount must be a decimal string in USD with at most 9 decimals' })
+  amount: string;
+
+  @ApiProperty({ description: 'Why the balance changes (kept with the ledger entry)', example: 'Goodwill credit' })
+  @IsString()
+  @Length(1, 500)
+  reason: string;
+}
+
+export class AdjustmentResponseDto {
+  @ApiProperty({ type: LedgerEntryResponseDto })
+  entry: LedgerEntryResponseDto;
+
+  @ApiProperty({ description: 'The account balance after the adjustment, USD', example: '125.5' })
+  balance: string;
+}
+
+export class RegisterDto {
+  @ApiProperty({ example: 'ada@example.com' })
+  @IsEmail({}, { message: 'email must be a valid e-mail address' })
+  @MaxLength(320)
+  email: string;
+
+  @ApiProperty({ minLength: 8, maxLength: 128, example: 'correct horse battery staple' })
+  @IsString()
+  @Length(8, 128, { message: 'password must be 8 to 128 characters long' })
+  password: string;
+
+  @ApiPropertyOptional({ description: "An existing account's referral code", example: 'K7QX2MPA' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(32)
+  referralCode?: string;
+}
+
+export class LoginDto {
+  @ApiProperty({ example: 'ada@example.com' })
+  @IsString()
+  @MaxLength(320)
+  email: string;
+
+  @ApiProperty({ example: 'correct horse battery staple' })
+  @IsString()
+  @MaxLength(128)
+  password: string;
+}
+
+export class SessionResponseDto {
+  @ApiProperty({ description: 'Bearer token for /console', example: 'eyJhbGciOi…' })
+  accessToken: string;
+
+  @ApiProperty({ type: AccountResponseDto })
+  account: AccountResponseDto;
+}

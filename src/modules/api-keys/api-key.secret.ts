@@ -1,0 +1,33 @@
+import { createHash, randomInt } from 'node:crypto';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const SECRET_LENGTH = 48;
+const DISPLAY_PREFIX_LENGTH = 7; // "sk-" and four characters
+
+/** A new customer key: `sk-` and 48 base62 characters (~285 bits) from the CSPRNG. */
+export function generateApiKeySecret(): string {
+  let body = '';
+  for (let i = 0; i < SECRET_LENGTH; i++) {
+    body += BASE62[randomInt(BASE62.length)];
+  }
+  return `sk-${body}`;
+}
+
+export function hashApiKey(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+export function displayPrefix(secret: string): string {
+  return secret.slice(0, DISPLAY_PREFIX_LENGTH);
+}
+
+export function maskKey(prefix: string): string {
+  return `${prefix}${'*'.repeat(8)}`;
+}
+
+const BEARER_KEY = /^Bearer (sk-[A-Za-z0-9_-]{1,256})$/;
+
+/** SPEC 5.1: exactly `Bearer`, one space, then a key beginning with `sk-`; anything else is malformed. */
+export function parseBearerKey(header: string | undefined): string | null {
+  return header ? (BEARER_KEY.exec(header)?.[1] ?? null) : null;
+}

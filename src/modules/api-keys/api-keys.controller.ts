@@ -1,0 +1,51 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { ApiNoContentResponse, ApiTags } from '@nestjs/swagger';
+import { ConsoleAuth, ConsolePrincipal, CurrentPrincipal } from 'src/common/decorators/auth.decorators';
+import { uuidParam } from 'src/common/http/params';
+import { ApiKeysService } from 'src/modules/api-keys/api-keys.service';
+import {
+  ApiKeyCreateDto,
+  ApiKeyCreatedResponseDto,
+  ApiKeyListResponseDto,
+  ApiKeyResponseDto,
+  ApiKeyUpdateDto,
+} from 'src/modules/api-keys/dto/api-key.dto';
+
+@ApiTags('console')
+@ConsoleAuth()
+@Controller('console/keys')
+export class ApiKeysController {
+  constructor(private readonly service: ApiKeysService) {}
+
+  @Post()
+  createApiKey(
+    @CurrentPrincipal() principal: ConsolePrincipal,
+    @Body() dto: ApiKeyCreateDto,
+  ): Promise<ApiKeyCreatedResponseDto> {
+    return this.service.create(principal.accountId, dto.name);
+  }
+
+  @Get()
+  async listApiKeys(@CurrentPrincipal() principal: ConsolePrincipal): Promise<ApiKeyListResponseDto> {
+    return { data: await this.service.list(principal.accountId) };
+  }
+
+  @Patch(':keyId')
+  updateApiKey(
+    @CurrentPrincipal() principal: ConsolePrincipal,
+    @Param('keyId', uuidParam('keyId')) keyId: string,
+    @Body() dto: ApiKeyUpdateDto,
+  ): Promise<ApiKeyResponseDto> {
+    return this.service.setStatus(principal.accountId, keyId, dto.status);
+  }
+
+  @Delete(':keyId')
+  @HttpCode(204)
+  @ApiNoContentResponse({ description: 'The key is deleted and can never be used again.' })
+  deleteApiKey(
+    @CurrentPrincipal() principal: ConsolePrincipal,
+    @Param('keyId', uuidParam('keyId')) keyId: string,
+  ): Promise<void> {
+    return this.service.delete(principal.accountId, keyId);
+  }
+}

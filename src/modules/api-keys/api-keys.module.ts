@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
+import { ApiKeyEntity } from 'src/modules/api-keys/api-key.entity';
+import { ApiKeysController } from 'src/modules/api-keys/api-keys.controller';
+import { ApiKeysRepository } from 'src/modules/api-keys/api-keys.repository';
+import { ApiKeysService } from 'src/modules/api-keys/api-keys.service';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([ApiKeyEntity])],
+  controllers: [ApiKeysController],
+  providers: [ApiKeysRepository, ApiKeysService, ApiKeyAuthenticator],
+  exports: [ApiKeyAuthenticator],
+})
+export class ApiKeysModule {}

@@ -1,0 +1,81 @@
+import { Injectable } from '@nestjs/common';
+import { JwtService } from '@nestjs/jwt';
+import { randomInt } from 'node:crypto';
+import { ApiError, ErrorKind } from 'src/common/errors/api-error';
+import { AccountEntity } from 'src/modules/accounts/account.entity';
+import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
+import { AccountResponseDto, SessionResponseDto } from 'src/modules/accounts/dto/account.dto';
+import { hashPassword, verifyPassword } from 'src/modules/auth/password-hasher';
+
+// Unambiguous characters only (no 0/O, 1/I/L), since people type referral codes by hand.
+const REFERRAL_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
+const REFERRAL_CODE_LENGTH = 8;
+// Spent on unknown e-mails too, so a login's timing does not tell whether an account exists.
+const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+
+export interface SessionClaims {
+  sub: string;
+}
+
+@Injectable()
+export class AuthService {
+  constructor(
+    private readonly accounts: AccountsRepository,
+    private readonly jwt: JwtService,
+  ) {}
+
+  async register(email: string, password: string, referralCode?: string): Promise<SessionResponseDto> {
+    const referrer = referralCode ? await this.accounts.findByReferralCode(referralCode.trim().toUpperCase()) : null;
+    if (referralCode && !referrer) {
+      throw ApiError.invalid(`Unknown referral code '${referralCode}'.`, 'referralCode');
+    }
+    const passwordHash = await hashPassword(password);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const created = await this.accounts.create({
+        email: email.trim().toLowerCase(),
+        passwordHash,
+        referralCode: newReferralCode(),
+        referredBy: referrer?.id ?? null,
+      });
+      if (created instanceof AccountEntity) {
+        return this.session(created);
+      }
+      if (created.conflict === 'email') {
+        throw new ApiError(ErrorKind.Conflict, 'An account with this e-mail already exists.', 'email', 'email_taken');
+      }
+    }
+    throw new Error('Could not allocate a unique referral code');
+  }
+
+  async login(email: string, password: string): Promise<SessionResponseDto> {
+    const account = await this.accounts.findByEmail(email.trim().toLowerCase());
+    const valid = await verifyPassword(password, account?.passwordHash ?? DUMMY_HASH);
+    if (!account || !valid) {
+      throw new ApiError(ErrorKind.InvalidCredentials, 'Incorrect e-mail or password.');
+    }
+    return this.session(account);
+  }
+
+  /** Verifies a console access token and returns the account id it was issued to. */
+  async verifySession(token: string): Promise<string> {
+    try {
+      const claims = await this.jwt.verifyAsync<SessionClaims>(token);
+      return claims.sub;
+    } catch {
+      throw new ApiError(ErrorKind.InvalidSession, 'Invalid or expired console session. Log in again.');
+    }
+  }
+
+  private async session(account: AccountEntity): Promise<SessionResponseDto> {
+    const claims: SessionClaims = { sub: account.id };
+    return { accessToken: await this.jwt.signAsync(claims), account: AccountResponseDto.from(account) };
+  }
+}
+
+function newReferralCode(): string {
+  let code = '';
+  for (let i = 0; i < REFERRAL_CODE_LENGTH; i++) {
+    code += REFERRAL_ALPHABET[randomInt(REFERRAL_ALPHABET.length)];
+  }
+  return code;
+}

@@ -1,0 +1,223 @@
+import { ApiError } from 'src/common/errors/api-error';
+import { CatalogModel } from 'src/modules/models/catalog.service';
+
+/** What the gateway needs to know of a request; the body itself is relayed as the client sent it. */
+export interface ChatRequest {
+  model: CatalogModel;
+  stream: boolean;
+  /** The requested output cap (`max_tokens` or `max_completion_tokens`), or null for the model's maximum. */
+  maxTokens: number | null;
+  n: number;
+  /** The client asked for the usage chunk at the end of a stream. */
+  includeUsage: boolean;
+}
+
+type Json = Record<string, unknown>;
+
+const ROLES = ['system', 'user', 'assistant', 'developer', 'tool', 'function'];
+const PART_TYPES = new Set(['text', 'image_url', 'input_audio', 'file', 'refusal']);
+const DATA_URI = /^data:[\w.+-]+\/[\w.+-]+;base64,[A-Za-z0-9+/]+={0,2}$/;
+const MAX_N = 128;
+const MAX_STOP_SEQUENCES = 4;
+
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isAbsent = (value: unknown) => value === undefined || value === null;
+
+/**
+ * Validates a chat-completion body against SPEC 4.1 and 8 and the model catalog. Throws the 400 the
+ * client should see, naming the offending parameter; returns what routing and metering need.
+ */
+export function validateChatRequest(body: unknown, findModel: (id: string) => CatalogModel | undefined): ChatRequest {
+  if (!isObject(body)) {
+    throw ApiError.invalid('The request body must be a JSON object.');
+  }
+  if (typeof body.model !== 'string' || body.model === '') {
+    throw ApiError.invalid(
+      body.model === undefined ? 'Missing required parameter: model.' : 'model must be a string.',
+      'model',
+    );
+  }
+  const hasImages = checkMessages(body.messages);
+  checkNumber(body, 'temperature', 0, 2);
+  checkNumber(body, 'top_p', 0, 1);
+  checkNumber(body, 'presence_penalty', -2, 2);
+  checkNumber(body, 'frequency_penalty', -2, 2);
+  const n = checkInteger(body, 'n', 1, MAX_N) ?? 1;
+  const maxTokens = checkInteger(body, 'max_tokens', 1) ?? checkInteger(body, 'max_completion_tokens', 1);
+  const stream = checkBoolean(body, 'stream') ?? false;
+  const includeUsage = checkStreamOptions(body, stream);
+  checkStop(body.stop);
+  if (!isAbsent(body.user) && (typeof body.user !== 'string' || body.user.length > 512)) {
+    throw ApiError.invalid('user must be a string of at most 512 characters.', 'user');
+  }
+
+  const model = findModel(body.model);
+  if (!model) {
+    throw ApiError.invalid(`The model '${body.model}' does not exist or you do not have access to it.`, 'model');
+  }
+  if (hasImages && !model.vision) {
+    throw ApiError.invalid(`The model '${model.id}' does not accept image input.`, 'messages');
+  }
+  if (maxTokens !== null && maxTokens > model.maxOutputTokens) {
+    const param = isAbsent(body.max_tokens) ? 'max_completion_tokens' : 'max_tokens';
+    throw ApiError.invalid(
+      `${param} is too large: ${maxTokens}. The model '${model.id}' supports at most ${model.maxOutputTokens} completion tokens.`,
+      param,
+    );
+  }
+  return { model, stream, maxTokens, n, includeUsage };
+}
+
+/** Returns whether any message carries an image part. */
+function checkMessages(messages: unknown): boolean {
+  if (messages === undefined) {
+    throw ApiError.invalid('Missing required parameter: messages.', 'messages');
+  }
+  if (!Array.isArray(messages)) {
+    throw ApiError.invalid('messages must be an array of message objects.', 'messages');
+  }
+  if (messages.length === 0) {
+    throw ApiError.invalid('messages must contain at least one message.', 'messages');
+  }
+  let hasImages = false;
+  messages.forEach((message: unknown, i) => {
+    const at = `messages[${i}]`;
+    if (!isObject(message)) {
+      throw ApiError.invalid(`${at} must be an object.`, at);
+    }
+    if (typeof message.role !== 'string' || !ROLES.includes(message.role)) {
+      throw ApiError.invalid(`${at}.role must be one of: ${ROLES.slice(0, 5).join(', ')}.`, `${at}.role`);
+    }
+    const mayOmitContent = message.role === 'assistant' && (message.tool_calls || message.function_call);
+    if (isAbsent(message.content) && mayOmitContent) {
+      return;
+    }
+    if (message.role === 'tool' && typeof message.tool_call_id !== 'string') {
+      throw ApiError.invalid(`${at}.tool_call_id is required for tool messages.`, `${at}.tool_call_id`);
+    }
+    hasImages = checkContent(message.content, `${at}.content`) || hasImages;
+  });
+  return hasImages;
+}
+
+function checkContent(content: unknown, at: string): boolean {
+  if (typeof content === 'string') {
+    return false;
+  }
+  if (content === undefined) {
+    throw ApiError.invalid(`Missing required parameter: ${at}.`, at);
+  }
+  if (!Array.isArray(content) || content.length === 0) {
+    throw ApiError.invalid(`${at} must be a string or a non-empty array of content parts.`, at);
+  }
+  let hasImages = false;
+  content.forEach((part: unknown, j) => {
+    const partAt = `${at}[${j}]`;
+    if (!isObject(part) || typeof part.type !== 'string' || !PART_TYPES.has(part.type)) {
+      throw ApiError.invalid(`${partAt} must be a content part with type 'text' or 'image_url'.`, `${partAt}.type`);
+    }
+    if (part.type === 'text' && typeof part.text !== 'string') {
+      throw ApiError.invalid(`${partAt}.text must be a string.`, `${partAt}.text`);
+    }
+    if (part.type === 'image_url') {
+      checkImageUrl(part.image_url, `${partAt}.image_url`);
+      hasImages = true;
+    }
+  });
+  return hasImages;
+}
+
+function checkImageUrl(imageUrl: unknown, at: string): void {
+  const url = isObject(imageUrl) ? imageUrl.url : undefined;
+  if (typeof url !== 'string') {
+    throw ApiError.invalid(`${at}.url must be a string.`, `${at}.url`);
+  }
+  if (url.startsWith('data:') ? DATA_URI.test(url) : isHttpUrl(url)) {
+    return;
+  }
+  throw ApiError.invalid(
+    `${at}.url must be an absolute http(s) URL or a data URI of the form data:<media_type>;base64,<data>.`,
+    `${at}.url`,
+  );
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+function checkNumber(body: Json, param: string, min: number, max: number): void {
+  const value = body[param];
+  if (isAbsent(value)) {
+    return;
+  }
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw ApiError.invalid(`${param} must be a number.`, param);
+  }
+  if (value < min || value > max) {
+    throw ApiError.invalid(`${param} must be between ${min} and ${max}; got ${value}.`, param);
+  }
+}
+
+function checkInteger(body: Json, param: string, min: number, max?: number): number | null {
+  const value = body[param];
+  if (isAbsent(value)) {
+    return null;
+  }
+  if (typeof value !== 'number' || !Number.isInteger(value)) {
+    throw ApiError.invalid(`${param} must be an integer.`, param);
+  }
+  if (value < min) {
+    throw ApiError.invalid(`${param} must be at least ${min}; got ${value}.`, param);
+  }
+  if (max !== undefined && value > max) {
+    throw ApiError.invalid(`${param} must be at most ${max}; got ${value}.`, param);
+  }
+  return value;
+}
+
+function checkBoolean(body: Json, param: string): boolean | null {
+  const value = body[param];
+  if (isAbsent(value)) {
+    return null;
+  }
+  if (typeof value !== 'boolean') {
+    throw ApiError.invalid(`${param} must be a boolean.`, param);
+  }
+  return value;
+}
+
+function checkStreamOptions(body: Json, stream: boolean): boolean {
+  const options = body.stream_options;
+  if (isAbsent(options)) {
+    return false;
+  }
+  if (!stream) {
+    throw ApiError.invalid("stream_options is only allowed when 'stream' is true.", 'stream_options');
+  }
+  if (!isObject(options)) {
+    throw ApiError.invalid('stream_options must be an object.', 'stream_options');
+  }
+  if (!isAbsent(options.include_usage) && typeof options.include_usage !== 'boolean') {
+    throw ApiError.invalid('stream_options.include_usage must be a boolean.', 'stream_options.include_usage');
+  }
+  return options.include_usage === true;
+}
+
+function checkStop(stop: unknown): void {
+  if (isAbsent(stop) || typeof stop === 'string') {
+    return;
+  }
+  if (
+    !Array.isArray(stop) ||
+    stop.length > MAX_STOP_SEQUENCES ||
+    !stop.every((sequence) => typeof sequence === 'string')
+  ) {
+    throw ApiError.invalid(`stop must be a string or an array of at most ${MAX_STOP_SEQUENCES} strings.`, 'stop');
+  }
+}

@@ -1,0 +1,101 @@
+import { FastifyReply } from 'fastify';
+import { once } from 'node:events';
+import { ErrorBody } from 'src/common/errors/api-error';
+import { StreamTranslator } from 'src/modules/chat-completions/upstream/provider-adapter';
+import { eventData, SseEventSplitter } from 'src/modules/chat-completions/upstream/sse-event-splitter';
+import { UpstreamBody } from 'src/modules/chat-completions/upstream/upstream-client';
+
+export type StreamOutcome =
+  /** Nothing was sent to the client and the upstream's answer was not a valid stream: try another route. */
+  | 'abnormal'
+  | 'completed'
+  | 'client_aborted'
+  /** The upstream broke off after the client got the first bytes; the client got an error event. */
+  | 'upstream_broken';
+
+const BROKEN_EVENT: ErrorBody = {
+  error: {
+    message: 'The upstream provider stopped the stream before it finished.',
+    type: 'server_error',
+    param: null,
+    code: 'upstream_stream_broken',
+  },
+};
+
+/**
+ * Pipes an upstream event stream to the client event by event: each event is written the moment
+ * its last byte arrives, never buffered whole. The 200 is only committed once the first event
+ * proves the upstream is answering properly, so a bad upstream can still fail over to another route.
+ */
+export async function relayStream(
+  body: UpstreamBody,
+  reply: FastifyReply,
+  translator: StreamTranslator,
+  signal: AbortSignal,
+): Promise<StreamOutcome> {
+  const splitter = new SseEventSplitter();
+  const raw = reply.raw;
+  let started = false;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      const events = splitter.push(chunk);
+      if (events.length === 0) {
+        continue;
+      }
+      if (!started) {
+        if (!looksValid(events[0])) {
+          body.destroy();
+          return 'abnormal';
+        }
+        reply.hijack();
+        raw.writeHead(200, {
+          ...(reply.getHeaders() as Record<string, string>),
+          'content-type': 'text/event-stream; charset=utf-8',
+          'cache-control': 'no-cache',
+          'x-accel-buffering': 'no',
+        });
+        started = true;
+      }
+      let out = '';
+      for (const event of events) {
+        for (const translated of translator.translate(event)) {
+          out += `${translated}\n\n`;
+        }
+      }
+      if (out !== '' && !raw.write(out)) {
+        await once(raw, 'drain', { signal });
+      }
+    }
+  } catch {
+    // The upstream body failed (reset, stalled past the body timeout) or the client went away.
+    if (signal.aborted) {
+      return 'client_aborted';
+    }
+  }
+  if (!started) {
+    return 'abnormal';
+  }
+  if (translator.finished() && splitter.rest() === '') {
+    raw.end();
+    return 'completed';
+  }
+  raw.end(`data: ${JSON.stringify(BROKEN_EVENT)}\n\n`);
+  return 'upstream_broken';
+}
+
+/** A keep-alive comment, or a JSON object that is not an error. */
+function looksValid(event: string): boolean {
+  if (event.startsWith(':')) {
+    return true;
+  }
+  const data = eventData(event);
+  if (data === null || data === '[DONE]') {
+    return false;
+  }
+  try {
+    const parsed: unknown = JSON.parse(data);
+    return typeof parsed === 'object' && parsed !== null && !('error' in parsed);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,43 @@
+import { AccountEntity } from 'src/modules/accounts/account.entity';
+import { bigintTransformer } from 'src/database/bigint.transformer';
+import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+
+export const LEDGER_KINDS = ['topup', 'usage', 'referral_credit', 'adjustment'] as const;
+export type LedgerKind = (typeof LEDGER_KINDS)[number];
+
+@Entity('ledger_entries')
+@Check('ledger_entries_kind_check', `"kind" IN ('topup', 'usage', 'referral_credit', 'adjustment')`)
+@Index('ledger_entries_kind_reference_key', ['kind', 'reference'], { unique: true })
+@Index('ledger_entries_account_created_idx', ['accountId', 'createdAt'])
+export class LedgerEntryEntity {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ name: 'account_id', type: 'uuid' })
+  accountId: string;
+
+  @ManyToOne(() => AccountEntity, { onDelete: 'RESTRICT' })
+  @JoinColumn({ name: 'account_id', foreignKeyConstraintName: 'ledger_entries_account_id_fkey' })
+  account?: AccountEntity;
+
+  @Column({ type: 'text' })
+  kind: LedgerKind;
+
+  /** Signed nano-dollars: positive credits, negative debits. */
+  @Column({ type: 'bigint', transformer: bigintTransformer })
+  amount: bigint;
+
+  @Column({ name: 'balance_after', type: 'bigint', transformer: bigintTransformer })
+  balanceAfter: bigint;
+
+  /** What caused the entry (request id, top-up id, adjustment id); unique per kind so nothing applies twice. */
+  @Column({ type: 'text' })
+  reference: string;
+
+  /** Operator's reason for an adjustment; never request content. */
+  @Column({ type: 'text', nullable: true })
+  description: string | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}

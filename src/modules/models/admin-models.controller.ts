@@ -1,0 +1,26 @@
+import { Body, Controller, Get, Param, Put } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { AdminAuth } from 'src/common/decorators/auth.decorators';
+import { modelIdParam } from 'src/common/http/params';
+import { ModelListResponseDto, ModelResponseDto, ModelUpsertDto } from 'src/modules/models/dto/model.dto';
+import { ModelsService } from 'src/modules/models/models.service';
+
+@ApiTags('admin')
+@AdminAuth()
+@Controller('admin/models')
+export class AdminModelsController {
+  constructor(private readonly service: ModelsService) {}
+
+  @Put(':modelId')
+  upsertModel(
+    @Param('modelId', modelIdParam()) modelId: string,
+    @Body() dto: ModelUpsertDto,
+  ): Promise<ModelResponseDto> {
+    return this.service.upsert(modelId, dto);
+  }
+
+  @Get()
+  async listModels(): Promise<ModelListResponseDto> {
+    return { data: await this.service.list() };
+  }
+}

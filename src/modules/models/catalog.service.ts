@@ -1,0 +1,142 @@
+import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Logger } from 'pino';
+import { SecretBox } from 'src/common/crypto/secret-box';
+import { LOGGER } from 'src/common/logging/logger';
+import { InvalidationBus, InvalidationTopic } from 'src/common/redis/invalidation-bus';
+import { ChannelType } from 'src/modules/channels/channel.entity';
+import { ModelEntity } from 'src/modules/models/model.entity';
+import { ModelsRepository } from 'src/modules/models/models.repository';
+
+export interface CatalogChannel {
+  id: string;
+  type: ChannelType;
+  baseUrl: string;
+  /** Decrypted once per catalog load, never per request. */
+  apiKey: string;
+  priority: number;
+  weight: number;
+}
+
+export interface CatalogRoute {
+  channel: CatalogChannel;
+  upstreamModel: string;
+}
+
+export interface CatalogModel {
+  id: string;
+  inputPrice: bigint;
+  outputPrice: bigint;
+  maxOutputTokens: number;
+  vision: boolean;
+  rpm: number;
+  tpm: number;
+  created: number;
+  ownedBy: string;
+  routes: CatalogRoute[];
+}
+
+const OWNER_BY_TYPE: Record<ChannelType, string> = { openai: 'openai', anthropic: 'anthropic', gemini: 'google' };
+// Changes arrive over the invalidation bus at once; the periodic reload only repairs a missed message.
+const RELOAD_INTERVAL_MS = 30_000;
+
+/**
+ * The servable catalog (enabled models with at least one enabled route), held in memory so that the
+ * completion path reads no database. Every API process reloads it when an operator changes a model or a channel.
+ */
+@Injectable()
+export class CatalogService implements OnModuleInit, OnModuleDestroy {
+  private models = new Map<string, CatalogModel>();
+  private reloading: Promise<void> | null = null;
+  private reloadAgain = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly repository: ModelsRepository,
+    private readonly secrets: SecretBox,
+    private readonly bus: InvalidationBus,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    await this.reload();
+    this.bus.on(InvalidationTopic.Catalog, () => void this.reload());
+    this.timer = setInterval(() => void this.reload(), RELOAD_INTERVAL_MS).unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.timer);
+  }
+
+  get(modelId: string): CatalogModel | undefined {
+    return this.models.get(modelId);
+  }
+
+  list(): CatalogModel[] {
+    return [...this.models.values()];
+  }
+
+  /** Coalesces bursts: at most one load runs, and at most one more follows it. */
+  reload(): Promise<void> {
+    if (this.reloading) {
+      this.reloadAgain = true;
+      return this.reloading;
+    }
+    this.reloading = this.load()
+      .catch((error: Error) => this.logger.error({ err: error.message }, 'catalog reload failed; keeping the last one'))
+      .finally(() => {
+        this.reloading = null;
+        if (this.reloadAgain) {
+          this.reloadAgain = false;
+          void this.reload();
+        }
+      });
+    return this.reloading;
+  }
+
+  private async load(): Promise<void> {
+    const rows = await this.repository.loadCatalog();
+    const next = new Map<string, CatalogModel>();
+    for (const row of rows) {
+      const model = this.toCatalogModel(row);
+      if (model) {
+        next.set(model.id, model);
+      }
+    }
+    this.models = next;
+  }
+
+  private toCatalogModel(row: ModelEntity): CatalogModel | null {
+    const routes = [...(row.routes ?? [])]
+      .sort((a, b) => a.position - b.position)
+      .filter((route) => route.channel?.enabled)
+      .map((route) => {
+        const channel = route.channel!;
+        return {
+          upstreamModel: route.upstreamModel,
+          channel: {
+            id: channel.id,
+            type: channel.type,
+            baseUrl: channel.baseUrl,
+            apiKey: this.secrets.open(channel.apiKeySealed),
+            priority: channel.priority,
+            weight: channel.weight,
+          },
+        };
+      });
+    if (!row.enabled || routes.length === 0) {
+      return null;
+    }
+    return {
+      id: row.id,
+      inputPrice: row.inputPrice,
+      outputPrice: row.outputPrice,
+      maxOutputTokens: row.maxOutputTokens,
+      vision: row.vision,
+      rpm: row.rpm,
+      tpm: row.tpm,
+      created: Math.floor(row.createdAt.getTime() / 1000),
+      ownedBy: OWNER_BY_TYPE[routes[0].channel.type],
+      routes,
+    };
+  }
+}

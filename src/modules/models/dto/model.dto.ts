@@ -1,0 +1,157 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsInt,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  Max,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import { formatUsd } from 'src/common/money/money';
+import { ModelEntity } from 'src/modules/models/model.entity';
+
+const PRICE = /^\d{1,12}(\.\d{1,9})?$/;
+const PRICE_MESSAGE = 'must be a non-negative decimal string in USD per million tokens, at most 9 decimals';
+
+export class ModelRouteDto {
+  @ApiProperty({ example: 'openai-main' })
+  @IsString()
+  @Length(1, 128)
+  channelId: string;
+
+  @ApiProperty({ description: "The model's name at that upstream", example: 'gpt-4o-2024-08-06' })
+  @IsString()
+  @Length(1, 256)
+  upstreamModel: string;
+}
+
+export class ModelUpsertDto {
+  @ApiProperty({ description: 'USD per one million prompt tokens', example: '2.5', pattern: PRICE.source })
+  @Matches(PRICE, { message: `inputPrice ${PRICE_MESSAGE}` })
+  inputPrice: string;
+
+  @ApiProperty({ description: 'USD per one million completion tokens', example: '10', pattern: PRICE.source })
+  @Matches(PRICE, { message: `outputPrice ${PRICE_MESSAGE}` })
+  outputPrice: string;
+
+  @ApiProperty({ example: 16384, minimum: 1 })
+  @IsInt()
+  @Min(1)
+  @Max(10_000_000)
+  maxOutputTokens: number;
+
+  @ApiProperty({ description: 'Accepts image input', default: false })
+  @IsOptional()
+  @IsBoolean()
+  vision: boolean = false;
+
+  @ApiProperty({ description: 'Requests per minute, per account', example: 60, minimum: 1 })
+  @IsInt()
+  @Min(1)
+  @Max(10_000_000)
+  rpm: number;
+
+  @ApiProperty({ description: 'Tokens per minute, per account', example: 100000, minimum: 1 })
+  @IsInt()
+  @Min(1)
+  @Max(2_000_000_000)
+  tpm: number;
+
+  @ApiProperty({ default: true })
+  @IsOptional()
+  @IsBoolean()
+  enabled: boolean = true;
+
+  @ApiProperty({ type: [ModelRouteDto], description: 'Ways to serve the model; tried by channel priority' })
+  @IsArray()
+  @ArrayMaxSize(32)
+  @ValidateNested({ each: true })
+  @Type(() => ModelRouteDto)
+  routes: ModelRouteDto[];
+}
+
+export class ModelResponseDto {
+  @ApiProperty({ example: 'gpt-4o' })
+  id: string;
+
+  @ApiProperty({ example: '2.5' })
+  inputPrice: string;
+
+  @ApiProperty({ example: '10' })
+  outputPrice: string;
+
+  @ApiProperty({ example: 16384 })
+  maxOutputTokens: number;
+
+  @ApiProperty()
+  vision: boolean;
+
+  @ApiProperty({ example: 60 })
+  rpm: number;
+
+  @ApiProperty({ example: 100000 })
+  tpm: number;
+
+  @ApiProperty()
+  enabled: boolean;
+
+  @ApiProperty({ type: [ModelRouteDto] })
+  routes: ModelRouteDto[];
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt: string;
+
+  @ApiProperty({ format: 'date-time' })
+  updatedAt: string;
+
+  static from(model: ModelEntity): ModelResponseDto {
+    return {
+      id: model.id,
+      inputPrice: formatUsd(model.inputPrice),
+      outputPrice: formatUsd(model.outputPrice),
+      maxOutputTokens: model.maxOutputTokens,
+      vision: model.vision,
+      rpm: model.rpm,
+      tpm: model.tpm,
+      enabled: model.enabled,
+      routes: [...(model.routes ?? [])]
+        .sort((a, b) => a.position - b.position)
+        .map((route) => ({ channelId: route.channelId, upstreamModel: route.upstreamModel })),
+      createdAt: model.createdAt.toISOString(),
+      updatedAt: model.updatedAt.toISOString(),
+    };
+  }
+}
+
+export class ModelListResponseDto {
+  @ApiProperty({ type: [ModelResponseDto] })
+  data: ModelResponseDto[];
+}
+
+export class PublicModelDto {
+  @ApiProperty({ example: 'gpt-4o' })
+  id: string;
+
+  @ApiProperty({ enum: ['model'] })
+  object: 'model';
+
+  @ApiProperty({ description: 'Unix time (seconds) the model was added', example: 1732147200 })
+  created: number;
+
+  @ApiProperty({ example: 'openai' })
+  owned_by: string;
+}
+
+export class PublicModelListDto {
+  @ApiProperty({ enum: ['list'] })
+  object: 'list';
+
+  @ApiProperty({ type: [PublicModelDto] })
+  data: PublicModelDto[];
+}

@@ -1,0 +1,39 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { ModelRouteEntity } from 'src/modules/models/model-route.entity';
+import { ModelEntity } from 'src/modules/models/model.entity';
+import { DataSource, Repository } from 'typeorm';
+
+export type ModelValues = Omit<ModelEntity, 'createdAt' | 'updatedAt' | 'routes'>;
+
+@Injectable()
+export class ModelsRepository {
+  constructor(
+    @InjectRepository(ModelEntity) private readonly models: Repository<ModelEntity>,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
+
+  /** Replaces the model and all its routes in one transaction. */
+  async replace(values: ModelValues, routes: Omit<ModelRouteEntity, 'modelId'>[]): Promise<ModelEntity> {
+    await this.dataSource.transaction(async (manager) => {
+      await manager.upsert(ModelEntity, values, ['id']);
+      await manager.delete(ModelRouteEntity, { modelId: values.id });
+      if (routes.length > 0) {
+        await manager.insert(
+          ModelRouteEntity,
+          routes.map((route) => ({ ...route, modelId: values.id })),
+        );
+      }
+    });
+    return this.models.findOneOrFail({ where: { id: values.id }, relations: { routes: true } });
+  }
+
+  list(): Promise<ModelEntity[]> {
+    return this.models.find({ relations: { routes: true }, order: { id: 'ASC' } });
+  }
+
+  /** Everything the hot path needs, in one query: models with their routes and the routes' channels. */
+  loadCatalog(): Promise<ModelEntity[]> {
+    return this.models.find({ relations: { routes: { channel: true } }, order: { id: 'ASC' } });
+  }
+}

@@ -1,0 +1,52 @@
+import { Injectable } from '@nestjs/common';
+import { ApiError } from 'src/common/errors/api-error';
+import { parseUsd } from 'src/common/money/money';
+import { InvalidationBus, InvalidationTopic } from 'src/common/redis/invalidation-bus';
+import { ChannelsRepository } from 'src/modules/channels/channels.repository';
+import { ModelResponseDto, ModelUpsertDto } from 'src/modules/models/dto/model.dto';
+import { ModelsRepository } from 'src/modules/models/models.repository';
+
+@Injectable()
+export class ModelsService {
+  constructor(
+    private readonly models: ModelsRepository,
+    private readonly channels: ChannelsRepository,
+    private readonly bus: InvalidationBus,
+  ) {}
+
+  async upsert(id: string, dto: ModelUpsertDto): Promise<ModelResponseDto> {
+    await this.checkRoutes(dto);
+    const model = await this.models.replace(
+      {
+        id,
+        inputPrice: parseUsd(dto.inputPrice)!,
+        outputPrice: parseUsd(dto.outputPrice)!,
+        maxOutputTokens: dto.maxOutputTokens,
+        vision: dto.vision,
+        rpm: dto.rpm,
+        tpm: dto.tpm,
+        enabled: dto.enabled,
+      },
+      dto.routes.map((route, position) => ({ ...route, position })),
+    );
+    await this.bus.publish(InvalidationTopic.Catalog, id);
+    return ModelResponseDto.from(model);
+  }
+
+  async list(): Promise<ModelResponseDto[]> {
+    return (await this.models.list()).map((model) => ModelResponseDto.from(model));
+  }
+
+  private async checkRoutes(dto: ModelUpsertDto): Promise<void> {
+    const ids = dto.routes.map((route) => route.channelId);
+    const duplicate = ids.findIndex((id, index) => ids.indexOf(id) !== index);
+    if (duplicate >= 0) {
+      throw ApiError.invalid(`Channel '${ids[duplicate]}' appears twice in routes.`, `routes[${duplicate}].channelId`);
+    }
+    const existing = await this.channels.existingIds(ids);
+    const missing = ids.findIndex((id) => !existing.has(id));
+    if (missing >= 0) {
+      throw ApiError.invalid(`No channel with id '${ids[missing]}'.`, `routes[${missing}].channelId`);
+    }
+  }
+}

@@ -1,0 +1,32 @@
+import { DynamicModule, Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import Redis from 'ioredis';
+import { Logger } from 'pino';
+import { LOGGER } from 'src/common/logging/logger';
+import { REDIS } from 'src/common/redis/redis.tokens';
+import { AppConfig } from 'src/config/app-config';
+import { CoreModule } from 'src/core.module';
+import { DataSource } from 'typeorm';
+
+/** The worker process: no HTTP. Queue processors are registered here and only here. */
+@Module({})
+export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdown {
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+    return { module: WorkerModule, imports: [CoreModule.forRoot(config, logger)] };
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await Promise.all([this.redis.ping(), this.dataSource.query('SELECT 1')]);
+    this.logger.info('worker ready: postgres and redis reachable');
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.redis.quit().catch(() => undefined);
+  }
+}

@@ -1,0 +1,46 @@
+import 'tsconfig-paths/register';
+import 'reflect-metadata';
+import Redis from 'ioredis';
+import { Client } from 'pg';
+import { dataSourceOptions } from 'src/database/data-source.options';
+import { DataSource } from 'typeorm';
+
+const SERVER_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS_BASE = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** Each run gets its own fresh database, migrated with the real migrations, and an empty Redis db index. */
+export default async function globalSetup(): Promise<void> {
+  const database = `gateway_test_${Date.now()}_${process.pid}`;
+  if (!database.includes('test')) {
+    throw new Error('refusing to run tests against a database without "test" in its name');
+  }
+  const admin = new Client({ connectionString: SERVER_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${database}"`);
+  await admin.end();
+  const databaseUrl = SERVER_URL.replace(/\/[^/]*$/, `/${database}`);
+  const dataSource = new DataSource(dataSourceOptions({ databaseUrl }));
+  await dataSource.initialize();
+  await dataSource.runMigrations();
+  await dataSource.destroy();
+
+  process.env.NODE_ENV = 'test';
+  process.env.DATABASE_URL = databaseUrl;
+  process.env.REDIS_URL = `${REDIS_BASE}/${await claimEmptyRedisDb()}`;
+  process.env.ADMIN_TOKEN = 'test-admin-token-0123456789';
+  process.env.TEST_DATABASE_NAME = database;
+}
+
+/** Concurrent runs on one machine must not share rate-limit counters or queues. */
+async function claimEmptyRedisDb(): Promise<number> {
+  for (let db = 1; db < 16; db++) {
+    const redis = new Redis(`${REDIS_BASE}/${db}`);
+    const claimed = await redis.set('gateway:test-run', String(process.pid), 'EX', 3600, 'NX');
+    const keys = await redis.dbsize();
+    await redis.quit();
+    if (claimed === 'OK' && keys === 1) {
+      return db;
+    }
+  }
+  throw new Error('no free Redis db index (1-15) for this test run');
+}
