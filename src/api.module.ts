@@ -15,6 +15,8 @@ import { ChannelsModule } from 'src/modules/channels/channels.module';
 import { ChatCompletionsModule } from 'src/modules/chat-completions/chat-completions.module';
 import { HealthModule } from 'src/modules/health/health.module';
 import { ModelsModule } from 'src/modules/models/models.module';
+import { ReferralsModule } from 'src/modules/referrals/referrals.module';
+import { UsageModule } from 'src/modules/usage/usage.module';
 
 /** The HTTP API process: controllers, the global guard, pipe and filter. It produces jobs but never consumes them. */
 @Module({})
@@ -33,6 +35,8 @@ export class ApiModule implements OnApplicationShutdown {
         ChannelsModule,
         ModelsModule,
         ChatCompletionsModule,
+        UsageModule,
+        ReferralsModule,
       ],
       providers: [
         { provide: APP_GUARD, useClass: AuthGuard },

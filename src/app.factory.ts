@@ -1,9 +1,11 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
+import { FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { Logger } from 'pino';
 import { ApiModule } from 'src/api.module';
+import { ApiError } from 'src/common/errors/api-error';
 import { PinoNestLogger } from 'src/common/logging/logger';
 import { AppConfig } from 'src/config/app-config';
 import { buildOpenApiDocument } from 'src/openapi';
@@ -23,13 +25,22 @@ export async function createApiApp(
     requestIdHeader: false,
     forceCloseConnections: 'idle',
     keepAliveTimeout: 65_000,
+    routerOptions: { maxParamLength: 512 },
+    // Errors Fastify raises before routing (a malformed URL) get our error shape too.
+    frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => {
+      const answer = ApiError.invalid(`Malformed request URL: ${error.message}`);
+      void reply.code(answer.status).header('x-request-id', request.id).send(answer.toBody());
+    },
   });
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(config, logger), adapter, {
     logger: new PinoNestLogger(logger),
     preview: options.preview,
     abortOnError: false,
+    // Fastify's own JSON parser only: every endpoint takes JSON, so any other content type is a 400.
+    bodyParser: false,
   });
   const fastify = app.getHttpAdapter().getInstance();
+  fastify.removeContentTypeParser('text/plain');
   const httpLog = logger.child({ component: 'http' });
 
   fastify.addHook('onRequest', (request, reply, done) => {

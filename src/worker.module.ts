@@ -6,6 +6,7 @@ import { LOGGER } from 'src/common/logging/logger';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { AppConfig } from 'src/config/app-config';
 import { CoreModule } from 'src/core.module';
+import { BillingWorkerModule } from 'src/modules/billing/billing-worker.module';
 import { DataSource } from 'typeorm';
 
 /** The worker process: no HTTP. Queue processors are registered here and only here. */
@@ -18,7 +19,7 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
   ) {}
 
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
-    return { module: WorkerModule, imports: [CoreModule.forRoot(config, logger)] };
+    return { module: WorkerModule, imports: [CoreModule.forRoot(config, logger), BillingWorkerModule] };
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -118,7 +118,7 @@ async function call(
     headers: { 'content-type': 'application/json', ...headers, ...(token ? { authorization: `Bearer ${token}` } : {}) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  const json = (await response.json().catch(() => ({}))) as Record<string, any>;
+  const json = (await response.json().catch(() => ({}))) as Record<string, unknown>;
   return { status: response.status, json };
 }
 

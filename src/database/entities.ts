@@ -1,8 +1,19 @@
 import { AccountEntity } from 'src/modules/accounts/account.entity';
+import { UsageDailyEntity } from 'src/modules/billing/usage-daily.entity';
+import { UsageRecordEntity } from 'src/modules/billing/usage-record.entity';
 import { ApiKeyEntity } from 'src/modules/api-keys/api-key.entity';
 import { ChannelEntity } from 'src/modules/channels/channel.entity';
 import { LedgerEntryEntity } from 'src/modules/ledger/ledger-entry.entity';
 import { ModelRouteEntity } from 'src/modules/models/model-route.entity';
 import { ModelEntity } from 'src/modules/models/model.entity';
 
-export const entities = [AccountEntity, LedgerEntryEntity, ApiKeyEntity, ChannelEntity, ModelEntity, ModelRouteEntity];
+export const entities = [
+  AccountEntity,
+  LedgerEntryEntity,
+  ApiKeyEntity,
+  ChannelEntity,
+  ModelEntity,
+  ModelRouteEntity,
+  UsageRecordEntity,
+  UsageDailyEntity,
+];

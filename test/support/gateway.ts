@@ -6,6 +6,9 @@ import { createApiApp } from 'src/app.factory';
 import { loadConfig } from 'src/config/app-config';
 import { MockUpstream, startMockUpstream } from 'src/mock-upstream/mock-upstream.server';
 import { CatalogService } from 'src/modules/models/catalog.service';
+import { WorkerModule } from 'src/worker.module';
+import { NestFactory } from '@nestjs/core';
+import { INestApplicationContext } from '@nestjs/common';
 
 export interface HttpResult<T = any> {
   status: number;
@@ -161,7 +164,7 @@ export class TestGateway {
     expect(response.status).toBe(200);
   }
 
-  /** Registers an account through the console, credits it, and creates one API key. */
+  /** Registers an account through the console, credits it ($10 unless told otherwise), and creates one API key. */
   async newCustomer(options: { balance?: string; referralCode?: string } = {}): Promise<Customer> {
     const email = `user-${randomUUID()}@example.com`;
     const registered = await this.call('POST', '/console/auth/register', {
@@ -170,9 +173,10 @@ export class TestGateway {
     expect(registered.status).toBe(201);
     const token: string = registered.body.accessToken;
     const accountId: string = registered.body.account.id;
-    if (options.balance && options.balance !== '0') {
+    const balance = options.balance ?? '10';
+    if (balance !== '0') {
       const credited = await this.admin('POST', `/admin/accounts/${accountId}/adjustments`, {
-        amount: options.balance,
+        amount: balance,
         reason: 'test credit',
       });
       expect(credited.status).toBe(201);
@@ -195,4 +199,20 @@ export function parseEventStream(text: string): { chunks: any[]; done: boolean; 
     .filter((event) => event !== 'data: [DONE]')
     .map((event) => JSON.parse(event.replace(/^data: /, '')));
   return { chunks, done, events };
+}
+
+/** The worker process's module graph (billing settlement, hold sweeper) running in the test process. */
+export class TestWorker {
+  private constructor(readonly app: INestApplicationContext) {}
+
+  static async start(env: Record<string, string> = {}): Promise<TestWorker> {
+    const config = loadConfig({ ...process.env, ...env });
+    const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+    const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config, logger), { logger: false });
+    return new TestWorker(app);
+  }
+
+  close(): Promise<void> {
+    return this.app.close();
+  }
 }

@@ -19,6 +19,8 @@ export enum ErrorKind {
   UpstreamUnreachable = 'UpstreamUnreachable',
   Overloaded = 'Overloaded',
   Internal = 'Internal',
+  /** The client went away before anything was delivered; nobody sees this answer, logs and billing do. */
+  ClientClosedRequest = 'ClientClosedRequest',
 }
 
 export interface ErrorShape {
@@ -44,6 +46,7 @@ export const ERROR_SHAPES = {
   [ErrorKind.UpstreamUnreachable]: { status: 502, type: 'server_error', code: 'upstream_unreachable' },
   [ErrorKind.Overloaded]: { status: 503, type: 'server_error', code: 'server_overloaded' },
   [ErrorKind.Internal]: { status: 500, type: 'server_error', code: null },
+  [ErrorKind.ClientClosedRequest]: { status: 499, type: 'invalid_request_error', code: 'client_closed_request' },
 } as const satisfies Record<ErrorKind, ErrorShape>;
 
 export interface ErrorBody {
@@ -79,3 +82,5 @@ export class ApiError extends Error {
     return new ApiError(ErrorKind.InvalidRequest, message, param);
   }
 }
+
+export const clientClosed = () => new ApiError(ErrorKind.ClientClosedRequest, 'The client closed the request.');

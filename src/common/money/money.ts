@@ -4,7 +4,8 @@
  */
 export const NANOS_PER_USD = 1_000_000_000n;
 const TOKENS_PER_PRICE_UNIT = 1_000_000n;
-const DECIMAL_USD = /^(-)?(\d{1,12})(?:\.(\d{1,9}))?$/;
+// At most 9 whole digits: the largest amount, in nano-dollars, stays far inside a signed 64-bit column.
+const DECIMAL_USD = /^(-)?(\d{1,9})(?:\.(\d{1,9}))?$/;
 
 /** Parses an exact decimal USD string ("12.5", "-0.000000001") into nano-dollars; null when malformed. */
 export function parseUsd(text: string): bigint | null {

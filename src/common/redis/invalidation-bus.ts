@@ -11,7 +11,6 @@ export enum InvalidationTopic {
 }
 
 type Listener = (id: string | null) => void;
-const CHANNEL_PREFIX = 'gateway:invalidate:';
 
 /**
  * Cross-process cache invalidation over Redis pub/sub. Listeners get the id that changed, or null
@@ -21,12 +20,17 @@ const CHANNEL_PREFIX = 'gateway:invalidate:';
 export class InvalidationBus implements OnModuleDestroy {
   private subscriber: Redis | null = null;
   private readonly listeners = new Map<InvalidationTopic, Listener[]>();
+  /** Pub/sub channels ignore the db index; naming them by it keeps deployments sharing a Redis apart. */
+  private readonly prefix: string;
 
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
+  ) {
+    const db = new URL(config.redisUrl).pathname.slice(1) || '0';
+    this.prefix = `gateway:${db}:invalidate:`;
+  }
 
   on(topic: InvalidationTopic, listener: Listener): void {
     this.listeners.set(topic, [...(this.listeners.get(topic) ?? []), listener]);
@@ -34,7 +38,7 @@ export class InvalidationBus implements OnModuleDestroy {
   }
 
   async publish(topic: InvalidationTopic, id: string): Promise<void> {
-    await this.redis.publish(CHANNEL_PREFIX + topic, id);
+    await this.redis.publish(this.prefix + topic, id);
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -56,11 +60,11 @@ export class InvalidationBus implements OnModuleDestroy {
     });
     subscriber.on('error', (error: Error) => this.logger.error({ err: error.message }, 'invalidation subscriber'));
     subscriber.on('message', (channel: string, id: string) => {
-      const topic = channel.slice(CHANNEL_PREFIX.length) as InvalidationTopic;
+      const topic = channel.slice(this.prefix.length) as InvalidationTopic;
       this.listeners.get(topic)?.forEach((listener) => listener(id));
     });
     // ioredis re-subscribes by itself after a reconnect.
-    const channels = Object.values(InvalidationTopic).map((topic) => CHANNEL_PREFIX + topic);
+    const channels = Object.values(InvalidationTopic).map((topic) => this.prefix + topic);
     subscriber.subscribe(...channels).catch((error: Error) => this.logger.error({ err: error.message }, 'subscribe'));
     this.subscriber = subscriber;
   }

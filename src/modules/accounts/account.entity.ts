@@ -19,6 +19,10 @@ export class AccountEntity {
   @Column({ type: 'bigint', default: 0, transformer: bigintTransformer })
   balance: bigint;
 
+  /** Bumped with every balance change, so the Redis admission snapshot never goes back in time. */
+  @Column({ name: 'balance_version', type: 'bigint', default: 0, transformer: bigintTransformer })
+  balanceVersion: bigint;
+
   @Index('accounts_referral_code_key', { unique: true })
   @Column({ name: 'referral_code', type: 'text' })
   referralCode: string;

@@ -28,6 +28,11 @@ export class AccountsRepository {
     return this.accounts.findOneBy({ id });
   }
 
+  async findBalanceSnapshot(id: string): Promise<{ balance: bigint; version: bigint } | null> {
+    const account = await this.accounts.findOne({ select: { balance: true, balanceVersion: true }, where: { id } });
+    return account ? { balance: account.balance, version: account.balanceVersion } : null;
+  }
+
   findByEmail(email: string): Promise<AccountEntity | null> {
     return this.accounts.findOneBy({ email });
   }

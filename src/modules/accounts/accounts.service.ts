@@ -6,6 +6,8 @@ import { AccountEntity } from 'src/modules/accounts/account.entity';
 import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
 import { AccountResponseDto, AdjustmentResponseDto } from 'src/modules/accounts/dto/account.dto';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
+import { LedgerEntryEntity } from 'src/modules/ledger/ledger-entry.entity';
+import { BalanceGate } from 'src/modules/ledger/balance-gate';
 import { LedgerRepository } from 'src/modules/ledger/ledger.repository';
 
 const SEARCH_LIMIT = 50;
@@ -15,6 +17,7 @@ export class AccountsService {
   constructor(
     private readonly accounts: AccountsRepository,
     private readonly ledger: LedgerRepository,
+    private readonly gate: BalanceGate,
   ) {}
 
   async get(accountId: string): Promise<AccountResponseDto> {
@@ -30,7 +33,12 @@ export class AccountsService {
    * An operator's credit or debit. With an idempotency key, a retried call returns the first
    * entry instead of applying twice.
    */
-  async adjust(accountId: string, amountText: string, reason: string, idempotencyKey?: string) {
+  async adjust(
+    accountId: string,
+    amountText: string,
+    reason: string,
+    idempotencyKey?: string,
+  ): Promise<AdjustmentResponseDto> {
     const amount = parseUsd(amountText);
     if (amount === null || amount === 0n) {
       throw ApiError.invalid('amount must be a non-zero decimal string in USD with at most 9 decimals.', 'amount');
@@ -38,7 +46,8 @@ export class AccountsService {
     if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,200}$/.test(idempotencyKey)) {
       throw ApiError.invalid('Idempotency-Key must be 1 to 200 printable ASCII characters.', 'Idempotency-Key');
     }
-    const reference = idempotencyKey ? `adj_${idempotencyKey}` : `adj_${randomUUID()}`;
+    // Idempotency keys are the operator's, scoped to one account: the same key elsewhere is another adjustment.
+    const reference = `adj:${accountId}:${idempotencyKey ?? randomUUID()}`;
     const result = await this.ledger.post({ accountId, kind: 'adjustment', amount, reference, description: reason });
     switch (result.outcome) {
       case 'account_not_found':
@@ -51,14 +60,27 @@ export class AccountsService {
           'insufficient_balance',
         );
       case 'applied':
-      case 'replayed': {
-        const account = await this.getEntity(accountId);
-        return {
-          entry: LedgerEntryResponseDto.from(result.entry),
-          balance: formatUsd(account.balance),
-        } satisfies AdjustmentResponseDto;
-      }
+        // Admission reads balances from Redis: a credit is spendable at once, a debit limits at once.
+        await this.gate.sync(accountId, { balance: result.entry.balanceAfter, version: result.version });
+        return this.adjusted(accountId, result.entry);
+      case 'out_of_range':
+        throw ApiError.invalid('The balance would exceed the largest amount an account can hold.', 'amount');
+      case 'replayed':
+        if (result.entry.amount !== amount) {
+          throw new ApiError(
+            ErrorKind.Conflict,
+            'This Idempotency-Key was already used for an adjustment of a different amount.',
+            'Idempotency-Key',
+            'idempotency_key_reused',
+          );
+        }
+        return this.adjusted(accountId, result.entry);
     }
+  }
+
+  private async adjusted(accountId: string, entry: LedgerEntryEntity): Promise<AdjustmentResponseDto> {
+    const account = await this.getEntity(accountId);
+    return { entry: LedgerEntryResponseDto.from(entry), balance: formatUsd(account.balance) };
   }
 
   private async getEntity(accountId: string): Promise<AccountEntity> {

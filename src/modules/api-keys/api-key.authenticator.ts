@@ -35,6 +35,11 @@ export class ApiKeyAuthenticator {
     bus.on(InvalidationTopic.ApiKey, (keyHash) => (keyHash ? this.cache.delete(keyHash) : this.cache.clear()));
   }
 
+  /** Drops a key from this process's cache at once (other processes hear it over the bus). */
+  forget(keyHash: string): void {
+    this.cache.delete(keyHash);
+  }
+
   async authenticate(authorization: string | undefined): Promise<ApiKeyPrincipal> {
     const secret = parseBearerKey(authorization);
     if (!secret) {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { InvalidationBus, InvalidationTopic } from 'src/common/redis/invalidation-bus';
+import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
 import { ApiKeyEntity, ApiKeyStatus } from 'src/modules/api-keys/api-key.entity';
 import { displayPrefix, generateApiKeySecret, hashApiKey, maskKey } from 'src/modules/api-keys/api-key.secret';
 import { ApiKeysRepository } from 'src/modules/api-keys/api-keys.repository';
@@ -11,6 +12,7 @@ export class ApiKeysService {
   constructor(
     private readonly repository: ApiKeysRepository,
     private readonly bus: InvalidationBus,
+    private readonly authenticator: ApiKeyAuthenticator,
   ) {}
 
   async create(accountId: string, name: string): Promise<ApiKeyCreatedResponseDto> {
@@ -45,6 +47,7 @@ export class ApiKeysService {
     if (key.status !== status) {
       await this.repository.setStatus(key.id, status);
       // Every API process drops its cached copy, so the change takes effect at once everywhere.
+      this.authenticator.forget(key.keyHash);
       await this.bus.publish(InvalidationTopic.ApiKey, key.keyHash);
     }
     return { ...key, status };

@@ -1,24 +1,27 @@
-import { Body, Controller, HttpCode, Post, Res } from '@nestjs/common';
+import { Controller, HttpCode, Post, Req, Res, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiOkResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { FastifyReply } from 'fastify';
 import { ApiKeyAuth } from 'src/common/decorators/auth.decorators';
-import { CompletionOutcome, ChatCompletionsService } from 'src/modules/chat-completions/chat-completions.service';
+import { ChatCompletionsService } from 'src/modules/chat-completions/chat-completions.service';
+import { MeteredStatus } from 'src/modules/chat-completions/completion-meter';
 import {
   ChatCompletionChunkDto,
   ChatCompletionDto,
   ChatCompletionRequestDto,
   ContentPartDto,
 } from 'src/modules/chat-completions/dto/chat-completion.dto';
+import { CompletionRequest, MeteringInterceptor } from 'src/modules/chat-completions/metering.interceptor';
 
 @ApiTags('v1')
 @ApiKeyAuth()
-@ApiExtraModels(ChatCompletionChunkDto, ContentPartDto)
+@ApiExtraModels(ChatCompletionDto, ChatCompletionChunkDto, ContentPartDto)
 @Controller('v1/chat/completions')
 export class ChatCompletionsController {
   constructor(private readonly service: ChatCompletionsService) {}
 
   @Post()
   @HttpCode(200)
+  @UseInterceptors(MeteringInterceptor)
   @ApiBody({ type: ChatCompletionRequestDto })
   @ApiOkResponse({
     description: 'A chat completion; with `stream: true`, server-sent events of chunks ending with `data: [DONE]`.',
@@ -27,8 +30,8 @@ export class ChatCompletionsController {
       'text/event-stream': { schema: { $ref: getSchemaPath(ChatCompletionChunkDto) } },
     },
   })
-  @ApiExtraModels(ChatCompletionDto)
-  createChatCompletion(@Body() body: unknown, @Res() reply: FastifyReply): Promise<CompletionOutcome> {
-    return this.service.complete(body, reply);
+  createChatCompletion(@Req() request: CompletionRequest, @Res() reply: FastifyReply): Promise<MeteredStatus> {
+    const { chat, meter } = request.completion!;
+    return this.service.complete(chat, request.body as Record<string, unknown>, reply, meter);
   }
 }

@@ -1,12 +1,14 @@
 import { Module } from '@nestjs/common';
+import { BillingModule } from 'src/modules/billing/billing.module';
 import { ChatCompletionsController } from 'src/modules/chat-completions/chat-completions.controller';
 import { ChatCompletionsService } from 'src/modules/chat-completions/chat-completions.service';
+import { MeteringInterceptor } from 'src/modules/chat-completions/metering.interceptor';
 import { UpstreamClient } from 'src/modules/chat-completions/upstream/upstream-client';
 import { ModelsModule } from 'src/modules/models/models.module';
 
 @Module({
-  imports: [ModelsModule],
+  imports: [ModelsModule, BillingModule],
   controllers: [ChatCompletionsController],
-  providers: [ChatCompletionsService, UpstreamClient],
+  providers: [ChatCompletionsService, UpstreamClient, MeteringInterceptor],
 })
 export class ChatCompletionsModule {}

@@ -1,32 +1,38 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { FastifyReply } from 'fastify';
 import { Logger } from 'pino';
-import { ApiError, ErrorKind } from 'src/common/errors/api-error';
+import { ApiError, clientClosed, ErrorKind } from 'src/common/errors/api-error';
 import { LOGGER } from 'src/common/logging/logger';
 import { ChatRequest, validateChatRequest } from 'src/modules/chat-completions/chat-request.validator';
+import { CompletionMeter, MeteredResult, MeteredStatus } from 'src/modules/chat-completions/completion-meter';
 import { orderRoutes } from 'src/modules/chat-completions/route-order';
 import { relayStream } from 'src/modules/chat-completions/stream-relay';
 import { OpenAiAdapter } from 'src/modules/chat-completions/upstream/openai.adapter';
-import { ProviderAdapter, TokenUsage, usageFrom } from 'src/modules/chat-completions/upstream/provider-adapter';
+import {
+  generatedText,
+  ProviderAdapter,
+  usageFrom,
+  wireUsage,
+} from 'src/modules/chat-completions/upstream/provider-adapter';
 import { UpstreamBody, UpstreamClient } from 'src/modules/chat-completions/upstream/upstream-client';
 import { ChannelType } from 'src/modules/channels/channel.entity';
 import { CatalogRoute, CatalogService } from 'src/modules/models/catalog.service';
-
-export type CompletionStatus = 'completed' | 'client_aborted' | 'upstream_broken';
-
-/** What happened to one completion, for metering. Never holds content. */
-export interface CompletionOutcome {
-  status: CompletionStatus;
-  chat: ChatRequest;
-  channelId: string;
-  usage: TokenUsage | null;
-  upstreamLatencyMs: number;
-}
 
 type RouteFailure = { kind: 'unreachable' } | { kind: 'status'; status: number } | { kind: 'abnormal' };
 
 // Statuses that say "this route cannot serve now", not "the request is wrong": try the next route.
 const ROUTE_FAILURE_STATUSES = new Set([401, 403, 404, 408, 409, 429]);
+
+interface Attempt {
+  chat: ChatRequest;
+  body: Record<string, unknown>;
+  route: CatalogRoute;
+  adapter: ProviderAdapter;
+  reply: FastifyReply;
+  meter: CompletionMeter;
+  signal: AbortSignal;
+  startedAt: number;
+}
 
 @Injectable()
 export class ChatCompletionsService {
@@ -40,19 +46,34 @@ export class ChatCompletionsService {
     this.adapters = { openai: new OpenAiAdapter(), anthropic: undefined, gemini: undefined };
   }
 
-  /** Validates, then tries the model's routes in order until one answers; writes the answer to `reply`. */
-  async complete(body: unknown, reply: FastifyReply): Promise<CompletionOutcome> {
-    const chat = validateChatRequest(body, (id) => this.catalog.get(id));
+  /** SPEC 4.1 validation against the live catalog; throws the 400 the client should see. */
+  prepare(body: unknown): ChatRequest {
+    return validateChatRequest(body, (id) => this.catalog.get(id));
+  }
+
+  /**
+   * Tries the model's routes in order until one answers, and writes its answer to `reply`. A route
+   * that fails before the client got a byte (no connection, 5xx, garbage) hands over to the next.
+   */
+  async complete(
+    chat: ChatRequest,
+    body: Record<string, unknown>,
+    reply: FastifyReply,
+    meter: CompletionMeter,
+  ): Promise<MeteredStatus> {
     const abort = new AbortController();
     reply.raw.once('close', () => !reply.raw.writableFinished && abort.abort());
     let lastFailure: RouteFailure = { kind: 'unreachable' };
     for (const route of orderRoutes(chat.model.routes)) {
       const adapter = this.adapters[route.channel.type];
+      if (abort.signal.aborted) {
+        throw clientClosed();
+      }
       if (!adapter) {
         continue;
       }
       const startedAt = performance.now();
-      const request = adapter.buildRequest(route, body as Record<string, unknown>, chat);
+      const request = adapter.buildRequest(route, body, chat);
       const result = await this.upstream.post(
         route.channel,
         request.path,
@@ -67,9 +88,10 @@ export class ChatCompletionsService {
       }
       const { statusCode } = result;
       if (statusCode >= 200 && statusCode < 300) {
-        const outcome = await this.relay(chat, route, adapter, result.body, reply, abort.signal, startedAt);
-        if (outcome) {
-          return outcome;
+        const attempt: Attempt = { chat, body, route, adapter, reply, meter, signal: abort.signal, startedAt };
+        const status = await this.relay(attempt, result.body);
+        if (status) {
+          return status;
         }
         lastFailure = { kind: 'abnormal' };
       } else if (statusCode >= 500 || ROUTE_FAILURE_STATUSES.has(statusCode)) {
@@ -83,34 +105,43 @@ export class ChatCompletionsService {
     throw finalError(lastFailure, chat.model.id);
   }
 
-  private async relay(
-    chat: ChatRequest,
-    route: CatalogRoute,
-    adapter: ProviderAdapter,
-    body: UpstreamBody,
-    reply: FastifyReply,
-    signal: AbortSignal,
-    startedAt: number,
-  ): Promise<CompletionOutcome | null> {
-    const done = (status: CompletionStatus, usage: TokenUsage | null): CompletionOutcome => ({
+  /** Relays a 2xx answer; null when it turned out abnormal before anything reached the client. */
+  private async relay(attempt: Attempt, body: UpstreamBody): Promise<MeteredStatus | null> {
+    const { chat, route, adapter, reply, meter } = attempt;
+    const result = (status: MeteredStatus, partial: Pick<MeteredResult, 'usage' | 'deliveredText'>): MeteredResult => ({
       status,
-      chat,
       channelId: route.channel.id,
-      usage,
-      upstreamLatencyMs: Math.round(performance.now() - startedAt),
+      upstreamLatencyMs: Math.round(performance.now() - attempt.startedAt),
+      ...partial,
     });
     if (chat.stream) {
-      const translator = adapter.streamTranslator(route, chat.model.id);
-      const outcome = await relayStream(body, reply, translator, signal);
-      return outcome === 'abnormal' ? null : done(outcome, translator.usage());
+      const translator = adapter.streamTranslator(route, chat);
+      const measured = () => ({ usage: translator.usage(), deliveredText: () => translator.deliveredText() });
+      const outcome = await relayStream(body, reply, translator, attempt.signal, async () => {
+        const billed = await meter.record(result('completed', measured()));
+        const synthesize = chat.includeUsage && !translator.usage();
+        return synthesize ? `${translator.usageEvent(billed)}\n\n` : '';
+      });
+      if (outcome === 'abnormal') {
+        return null;
+      }
+      if (outcome !== 'completed') {
+        await meter.record(result(outcome, measured()));
+      }
+      return outcome;
     }
     const completion = adapter.toCompletion(await readJson(body), chat.model.id);
     if (!completion) {
       this.logger.warn({ channel: route.channel.id }, 'upstream answered with an abnormal body');
       return null;
     }
+    const deliveredText = () => generatedText(completion.choices, 'message');
+    const reported = usageFrom(completion.usage);
+    const billed = await meter.record(result('completed', { usage: reported, deliveredText }));
+    // SPEC 2.1 promises usage; when the upstream left it out, the client sees what it was billed.
+    completion.usage ??= wireUsage(billed);
     await reply.code(200).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(completion));
-    return done('completed', usageFrom(completion.usage));
+    return 'completed';
   }
 
   private async clientError(adapter: ProviderAdapter, body: UpstreamBody, status: number): Promise<ApiError> {

@@ -1,6 +1,6 @@
 import { FastifyReply } from 'fastify';
 import { once } from 'node:events';
-import { ErrorBody } from 'src/common/errors/api-error';
+import { clientClosed, ErrorBody } from 'src/common/errors/api-error';
 import { StreamTranslator } from 'src/modules/chat-completions/upstream/provider-adapter';
 import { eventData, SseEventSplitter } from 'src/modules/chat-completions/upstream/sse-event-splitter';
 import { UpstreamBody } from 'src/modules/chat-completions/upstream/upstream-client';
@@ -32,6 +32,8 @@ export async function relayStream(
   reply: FastifyReply,
   translator: StreamTranslator,
   signal: AbortSignal,
+  /** Runs after the last chunk and before `data: [DONE]` (billing records a complete answer here); may add events. */
+  beforeDone: () => Promise<string>,
 ): Promise<StreamOutcome> {
   const splitter = new SseEventSplitter();
   const raw = reply.raw;
@@ -69,6 +71,9 @@ export async function relayStream(
   } catch {
     // The upstream body failed (reset, stalled past the body timeout) or the client went away.
     if (signal.aborted) {
+      if (!started) {
+        throw clientClosed();
+      }
       return 'client_aborted';
     }
   }
@@ -76,7 +81,8 @@ export async function relayStream(
     return 'abnormal';
   }
   if (translator.finished() && splitter.rest() === '') {
-    raw.end();
+    const extra = await beforeDone();
+    raw.end(`${extra}data: [DONE]\n\n`);
     return 'completed';
   }
   raw.end(`data: ${JSON.stringify(BROKEN_EVENT)}\n\n`);

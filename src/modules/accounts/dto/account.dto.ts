@@ -48,10 +48,12 @@ export class AdjustmentCreateDto {
   @ApiProperty({
     description: 'USD, exact decimal string with at most 9 decimals; negative debits',
     example: '25',
-    pattern: '^-?\\d{1,12}(\\.\\d{1,9})?$',
+    pattern: '^-?\\d{1,9}(\\.\\d{1,9})?$',
   })
   @IsString()
-  @Matches(/^-?\d{1,12}(\.\d{1,9})?$/, { message: 'amount must be a decimal string in USD with at most 9 decimals' })
+  @Matches(/^-?\d{1,9}(\.\d{1,9})?$/, {
+    message: 'amount must be a decimal string in USD (at most 9 whole digits and 9 decimals)',
+  })
   amount: string;
 
   @ApiProperty({ description: 'Why the balance changes (kept with the ledger entry)', example: 'Goodwill credit' })

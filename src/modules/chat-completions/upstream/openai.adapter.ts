@@ -1,10 +1,13 @@
+import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
 import {
+  generatedText,
   isRecord,
   ProviderAdapter,
   StreamTranslator,
   TokenUsage,
   UpstreamRequest,
   usageFrom,
+  wireUsage,
 } from 'src/modules/chat-completions/upstream/provider-adapter';
 import { eventData } from 'src/modules/chat-completions/upstream/sse-event-splitter';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
@@ -14,11 +17,19 @@ import { CatalogRoute } from 'src/modules/models/catalog.service';
  * `model` set to the upstream's name for it, and answers come back with our model id.
  */
 export class OpenAiAdapter implements ProviderAdapter {
-  buildRequest(route: CatalogRoute, body: Record<string, unknown>): UpstreamRequest {
+  buildRequest(route: CatalogRoute, body: Record<string, unknown>, chat: ChatRequest): UpstreamRequest {
+    const upstreamBody: Record<string, unknown> = { ...body, model: route.upstreamModel };
+    if (chat.stream) {
+      // Billing needs the upstream's exact count; the usage chunk is hidden again unless the client asked.
+      upstreamBody.stream_options = {
+        ...(isRecord(body.stream_options) ? body.stream_options : {}),
+        include_usage: true,
+      };
+    }
     return {
       path: '/chat/completions',
       headers: { authorization: `Bearer ${route.channel.apiKey}`, 'content-type': 'application/json' },
-      payload: JSON.stringify({ ...body, model: route.upstreamModel }),
+      payload: JSON.stringify(upstreamBody),
     };
   }
 
@@ -30,8 +41,8 @@ export class OpenAiAdapter implements ProviderAdapter {
     return upstream;
   }
 
-  streamTranslator(route: CatalogRoute, modelId: string): StreamTranslator {
-    return new OpenAiStreamTranslator(JSON.stringify(route.upstreamModel), JSON.stringify(modelId));
+  streamTranslator(route: CatalogRoute, chat: ChatRequest): StreamTranslator {
+    return new OpenAiStreamTranslator(route.upstreamModel, chat.model.id, chat.includeUsage);
   }
 
   errorDetails(upstream: unknown): { message: string; param: string | null } | null {
@@ -43,15 +54,24 @@ export class OpenAiAdapter implements ProviderAdapter {
   }
 }
 
+const USAGE_NULL = ',"usage":null';
+
 class OpenAiStreamTranslator implements StreamTranslator {
   private reported: TokenUsage | null = null;
   private done = false;
   private readonly upstreamModelField: string;
   private readonly modelField: string;
+  /** Data payloads kept for counting only if the upstream never reports usage; dropped once it does. */
+  private retained: string[] | null = [];
+  private streamId: { id: unknown; created: unknown } | null = null;
 
-  constructor(upstreamModelJson: string, modelJson: string) {
-    this.upstreamModelField = `"model":${upstreamModelJson}`;
-    this.modelField = `"model":${modelJson}`;
+  constructor(
+    upstreamModel: string,
+    modelId: string,
+    private readonly clientWantsUsage: boolean,
+  ) {
+    this.upstreamModelField = `"model":${JSON.stringify(upstreamModel)}`;
+    this.modelField = `"model":${JSON.stringify(modelId)}`;
   }
 
   // Chunks are forwarded as text: only the model name is swapped, and only the usage chunk is parsed.
@@ -59,11 +79,41 @@ class OpenAiStreamTranslator implements StreamTranslator {
     const data = eventData(event);
     if (data === '[DONE]') {
       this.done = true;
-    } else if (data !== null && data.includes('"usage":{')) {
-      const parsed: unknown = JSON.parse(data);
-      this.reported = usageFrom(isRecord(parsed) ? parsed.usage : undefined) ?? this.reported;
+      return [];
     }
-    return [event.replace(this.upstreamModelField, this.modelField)];
+    if (data === null) {
+      return [event];
+    }
+    let forwarded = event.replace(this.upstreamModelField, this.modelField);
+    if (data.includes('"usage":{')) {
+      const parsed: unknown = JSON.parse(data);
+      const usage = usageFrom(isRecord(parsed) ? parsed.usage : undefined);
+      if (usage) {
+        this.reported = usage;
+        this.retained = null;
+        const usageOnly = isRecord(parsed) && Array.isArray(parsed.choices) && parsed.choices.length === 0;
+        if (usageOnly && !this.clientWantsUsage) {
+          return [];
+        }
+      }
+    } else if (!this.clientWantsUsage && forwarded.includes(USAGE_NULL)) {
+      forwarded = forwarded.replace(USAGE_NULL, '');
+    }
+    this.retained?.push(data);
+    this.streamId ??= idOf(data);
+    return [forwarded];
+  }
+
+  usageEvent(usage: TokenUsage): string {
+    const chunk = {
+      id: this.streamId?.id,
+      object: 'chat.completion.chunk',
+      created: this.streamId?.created ?? Math.floor(Date.now() / 1000),
+      model: JSON.parse(this.modelField.slice('"model":'.length)) as string,
+      choices: [],
+      usage: wireUsage(usage),
+    };
+    return `data: ${JSON.stringify(chunk)}`;
   }
 
   usage(): TokenUsage | null {
@@ -72,5 +122,27 @@ class OpenAiStreamTranslator implements StreamTranslator {
 
   finished(): boolean {
     return this.done;
+  }
+
+  deliveredText(): string {
+    let text = '';
+    for (const data of this.retained ?? []) {
+      try {
+        const chunk: unknown = JSON.parse(data);
+        text += generatedText(isRecord(chunk) ? chunk.choices : undefined, 'delta');
+      } catch {
+        // a malformed chunk carried no countable text
+      }
+    }
+    return text;
+  }
+}
+
+function idOf(data: string): { id: unknown; created: unknown } | null {
+  try {
+    const chunk: unknown = JSON.parse(data);
+    return isRecord(chunk) ? { id: chunk.id, created: chunk.created } : null;
+  } catch {
+    return null;
   }
 }

@@ -19,6 +19,18 @@ export interface StreamTranslator {
   usage(): TokenUsage | null;
   /** Whether the upstream signalled the normal end of the stream. */
   finished(): boolean;
+  /** The text delivered so far (content, refusals, tool-call arguments), for counting without usage. */
+  deliveredText(): string;
+  /** A usage chunk in the stream's own id and model, for when the client asked for usage and the upstream sent none. */
+  usageEvent(usage: TokenUsage): string;
+}
+
+export function wireUsage(usage: TokenUsage) {
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.promptTokens + usage.completionTokens,
+  };
 }
 
 /** What differs between upstream families: the request they take and the answers they give. */
@@ -26,7 +38,7 @@ export interface ProviderAdapter {
   buildRequest(route: CatalogRoute, body: Record<string, unknown>, chat: ChatRequest): UpstreamRequest;
   /** The upstream's JSON answer as a `chat.completion` object for `modelId`, or null if it is not a valid answer. */
   toCompletion(upstream: unknown, modelId: string): Record<string, unknown> | null;
-  streamTranslator(route: CatalogRoute, modelId: string): StreamTranslator;
+  streamTranslator(route: CatalogRoute, chat: ChatRequest): StreamTranslator;
   /** The message and param of an upstream error body, for client errors relayed as 400. */
   errorDetails(upstream: unknown): { message: string; param: string | null } | null;
 }
@@ -39,4 +51,25 @@ export function usageFrom(value: unknown): TokenUsage | null {
     return null;
   }
   return { promptTokens: value.prompt_tokens, completionTokens: value.completion_tokens };
+}
+
+/** The generated text of chat.completion choices or chunk deltas, for token counting. */
+export function generatedText(choices: unknown, field: 'message' | 'delta'): string {
+  if (!Array.isArray(choices)) {
+    return '';
+  }
+  let text = '';
+  for (const choice of choices) {
+    const part = isRecord(choice) ? choice[field] : undefined;
+    if (!isRecord(part)) {
+      continue;
+    }
+    for (const value of [part.content, part.refusal]) {
+      text += typeof value === 'string' ? value : '';
+    }
+    if (Array.isArray(part.tool_calls)) {
+      text += JSON.stringify(part.tool_calls);
+    }
+  }
+  return text;
 }

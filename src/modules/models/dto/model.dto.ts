@@ -16,7 +16,8 @@ import {
 import { formatUsd } from 'src/common/money/money';
 import { ModelEntity } from 'src/modules/models/model.entity';
 
-const PRICE = /^\d{1,12}(\.\d{1,9})?$/;
+// Up to $1,000,000 per million tokens: far above any real price, and no overflow in cost arithmetic.
+const PRICE = /^\d{1,7}(\.\d{1,9})?$/;
 const PRICE_MESSAGE = 'must be a non-negative decimal string in USD per million tokens, at most 9 decimals';
 
 export class ModelRouteDto {

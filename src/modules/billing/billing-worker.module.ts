@@ -1,0 +1,17 @@
+import { BullModule } from '@nestjs/bullmq';
+import { Module } from '@nestjs/common';
+import { QueueName } from 'src/common/queue/queue.constants';
+import { BillingProcessor } from 'src/modules/billing/billing.processor';
+import { BillingQueue } from 'src/modules/billing/billing.queue';
+import { HoldSweeper } from 'src/modules/billing/hold-sweeper.service';
+import { SettlementRepository } from 'src/modules/billing/settlement.repository';
+import { SettlementService } from 'src/modules/billing/settlement.service';
+import { LedgerModule } from 'src/modules/ledger/ledger.module';
+
+/** Billing as the worker runs it: settlement and the hold sweeper. */
+@Module({
+  imports: [BullModule.registerQueue({ name: QueueName.Billing }), LedgerModule],
+  providers: [BillingProcessor, SettlementService, SettlementRepository, HoldSweeper, BillingQueue],
+  exports: [SettlementService, HoldSweeper],
+})
+export class BillingWorkerModule {}

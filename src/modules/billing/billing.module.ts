@@ -1,0 +1,15 @@
+import { BullModule } from '@nestjs/bullmq';
+import { Module } from '@nestjs/common';
+import { QueueName } from 'src/common/queue/queue.constants';
+import { AccountsModule } from 'src/modules/accounts/accounts.module';
+import { BillingQueue } from 'src/modules/billing/billing.queue';
+import { MeteringService } from 'src/modules/billing/metering.service';
+import { LedgerModule } from 'src/modules/ledger/ledger.module';
+
+/** Billing as the API process needs it: holds and the settlement producer. The consumer is in the worker. */
+@Module({
+  imports: [BullModule.registerQueue({ name: QueueName.Billing }), AccountsModule, LedgerModule],
+  providers: [MeteringService, BillingQueue],
+  exports: [MeteringService, BillingQueue],
+})
+export class BillingModule {}

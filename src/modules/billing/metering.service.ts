@@ -1,0 +1,104 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Logger } from 'pino';
+import { ApiKeyPrincipal } from 'src/common/decorators/auth.decorators';
+import { ApiError, ErrorKind } from 'src/common/errors/api-error';
+import { LOGGER } from 'src/common/logging/logger';
+import { formatUsd } from 'src/common/money/money';
+import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
+import { BalanceGate } from 'src/modules/ledger/balance-gate';
+import { BillingQueue } from 'src/modules/billing/billing.queue';
+import { usageCost } from 'src/modules/billing/pricing';
+import { countCompletionTokens, estimatePromptTokens } from 'src/modules/billing/token-estimator';
+import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
+import { CompletionMeter, MeteredResult } from 'src/modules/chat-completions/completion-meter';
+import { TokenUsage } from 'src/modules/chat-completions/upstream/provider-adapter';
+
+interface MeterContext {
+  principal: ApiKeyPrincipal;
+  requestId: string;
+  chat: ChatRequest;
+  promptEstimate: number;
+  receivedAt: Date;
+}
+
+/**
+ * The API side of billing: one atomic hold before relaying, one enqueued settlement after. No
+ * database round trip here except when Redis has no balance snapshot for the account yet.
+ */
+@Injectable()
+export class MeteringService {
+  constructor(
+    private readonly gate: BalanceGate,
+    private readonly queue: BillingQueue,
+    private readonly accounts: AccountsRepository,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /** Holds the request's worst-case cost; 403 insufficient_balance when the balance cannot cover it. */
+  async admit(
+    principal: ApiKeyPrincipal,
+    requestId: string,
+    chat: ChatRequest,
+    messages: unknown[],
+  ): Promise<CompletionMeter> {
+    const promptEstimate = estimatePromptTokens(messages);
+    const maxOutput = (chat.maxTokens ?? chat.model.maxOutputTokens) * chat.n;
+    const hold = usageCost(chat.model, promptEstimate, maxOutput);
+    let result = await this.gate.hold(principal.accountId, requestId, hold);
+    if (result.outcome === 'unknown') {
+      const snapshot = await this.accounts.findBalanceSnapshot(principal.accountId);
+      await this.gate.sync(principal.accountId, snapshot ?? { balance: 0n, version: 0n });
+      result = await this.gate.hold(principal.accountId, requestId, hold);
+    }
+    if (result.outcome !== 'held') {
+      const available = result.outcome === 'insufficient' ? result.available : 0n;
+      throw new ApiError(
+        ErrorKind.InsufficientBalance,
+        `Insufficient balance: this request may cost up to $${formatUsd(hold)} and $${formatUsd(available < 0n ? 0n : available)} is available. Top up, or lower max_tokens.`,
+      );
+    }
+    const context: MeterContext = { principal, requestId, chat, promptEstimate, receivedAt: new Date() };
+    let recorded = false;
+    return {
+      record: async (outcome) => {
+        const usage = await this.record(context, outcome);
+        recorded = true;
+        return usage;
+      },
+      // Once usage is recorded, settlement owns the hold; releasing it early would let it be spent twice.
+      release: () => (recorded ? Promise.resolve() : this.release(context)),
+    };
+  }
+
+  private async record(context: MeterContext, result: MeteredResult): Promise<TokenUsage> {
+    const { principal, chat } = context;
+    const usage = result.usage ?? {
+      promptTokens: context.promptEstimate,
+      completionTokens: countCompletionTokens(result.deliveredText()),
+    };
+    await this.queue.settle({
+      requestId: context.requestId,
+      accountId: principal.accountId,
+      keyId: principal.keyId,
+      modelId: chat.model.id,
+      channelId: result.channelId,
+      inputPrice: chat.model.inputPrice.toString(),
+      outputPrice: chat.model.outputPrice.toString(),
+      promptTokens: usage.promptTokens,
+      completionTokens: usage.completionTokens,
+      usageSource: result.usage ? 'upstream' : 'estimated',
+      status: result.status,
+      upstreamLatencyMs: result.upstreamLatencyMs,
+      createdAt: context.receivedAt.toISOString(),
+    });
+    return usage;
+  }
+
+  /** Nothing was delivered: the hold goes back, nothing is billed. */
+  private async release(context: MeterContext): Promise<void> {
+    await this.gate.release(context.principal.accountId, context.requestId).catch((error: Error) =>
+      // The sweeper releases it later; the customer is only short of that hold until then.
+      this.logger.error({ err: error.message, reqId: context.requestId }, 'could not release hold'),
+    );
+  }
+}

@@ -1,0 +1,57 @@
+import { bigintTransformer } from 'src/database/bigint.transformer';
+import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
+
+export const USAGE_STATUSES = ['completed', 'client_aborted', 'upstream_broken'] as const;
+export type UsageStatus = (typeof USAGE_STATUSES)[number];
+
+/** One billed completion. Counts and money only: request and response content is never stored. */
+@Entity('usage_records')
+@Check('usage_records_status_check', `"status" IN ('completed', 'client_aborted', 'upstream_broken')`)
+@Index('usage_records_account_created_idx', ['accountId', 'createdAt', 'requestId'])
+@Index('usage_records_account_model_created_idx', ['accountId', 'modelId', 'createdAt'])
+@Index('usage_records_account_key_created_idx', ['accountId', 'keyId', 'createdAt'])
+export class UsageRecordEntity {
+  /** The x-request-id of the completion; the primary key makes settlement idempotent. */
+  @PrimaryColumn({ name: 'request_id', type: 'text' })
+  requestId: string;
+
+  @Column({ name: 'account_id', type: 'uuid' })
+  accountId: string;
+
+  @Column({ name: 'key_id', type: 'uuid' })
+  keyId: string;
+
+  @Column({ name: 'model_id', type: 'text' })
+  modelId: string;
+
+  @Column({ name: 'channel_id', type: 'text' })
+  channelId: string;
+
+  @Column({ name: 'prompt_tokens', type: 'integer' })
+  promptTokens: number;
+
+  @Column({ name: 'completion_tokens', type: 'integer' })
+  completionTokens: number;
+
+  /** Nano-dollars the usage costs at the request's prices. */
+  @Column({ type: 'bigint', transformer: bigintTransformer })
+  cost: bigint;
+
+  /** Nano-dollars actually debited (less than cost only if the balance could not cover it). */
+  @Column({ type: 'bigint', transformer: bigintTransformer })
+  charged: bigint;
+
+  /** `upstream` when the provider reported usage, `estimated` when the gateway counted with its tokenizer. */
+  @Column({ name: 'usage_source', type: 'text' })
+  usageSource: 'upstream' | 'estimated';
+
+  @Column({ type: 'text' })
+  status: UsageStatus;
+
+  @Column({ name: 'upstream_latency_ms', type: 'integer' })
+  upstreamLatencyMs: number;
+
+  /** When the request was made (not when it settled). */
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}

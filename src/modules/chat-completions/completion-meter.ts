@@ -1,0 +1,24 @@
+import { TokenUsage } from 'src/modules/chat-completions/upstream/provider-adapter';
+
+export type MeteredStatus = 'completed' | 'client_aborted' | 'upstream_broken';
+
+/** What the relay reports about an answer that delivered something. Holds no content beyond a lazy getter. */
+export interface MeteredResult {
+  status: MeteredStatus;
+  channelId: string;
+  /** Usage as the upstream reported it; null when it did not (or the answer was cut short). */
+  usage: TokenUsage | null;
+  /** The completion text the client received, for counting when the upstream gave no usage. */
+  deliveredText: () => string;
+  upstreamLatencyMs: number;
+}
+
+/**
+ * Billing's hook into the relay. `record` runs before the last bytes of a complete answer are
+ * written, so an answer the client got in full is always billed; `release` when nothing was delivered.
+ */
+export interface CompletionMeter {
+  /** Returns the usage billed: the upstream's, or the gateway's own count when the upstream gave none. */
+  record(result: MeteredResult): Promise<TokenUsage>;
+  release(): Promise<void>;
+}

@@ -1,0 +1,141 @@
+import { Inject, Injectable } from '@nestjs/common';
+import Redis from 'ioredis';
+import { REDIS } from 'src/common/redis/redis.tokens';
+
+// Keys: one snapshot hash per account {balance, version, reserved}, its open holds {requestId: amount},
+// and one index of all holds by time, for the sweeper that releases holds no settlement will ever close.
+const snapshotKey = (accountId: string) => `gw:bal:${accountId}`;
+const holdsKey = (accountId: string) => `gw:holds:${accountId}`;
+const HOLD_INDEX = 'gw:holds:index';
+
+// Amounts are passed as strings and moved with HINCRBY so the arithmetic stays exact 64-bit; only the
+// admission comparison goes through Lua numbers (exact below 2^53 nano-dollars, about $9 million).
+const HOLD_SCRIPT = `
+local snapshot = redis.call('HMGET', KEYS[1], 'balance', 'reserved')
+if not snapshot[1] then return {-1, '0'} end
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return {1, '0'} end
+local available = tonumber(snapshot[1]) - tonumber(snapshot[2] or '0')
+if available < tonumber(ARGV[2]) then return {0, tostring(available)} end
+redis.call('HINCRBY', KEYS[1], 'reserved', ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
+return {1, '0'}`;
+
+const SYNC_SNAPSHOT = `
+local function sync(key, balance, version)
+  local current = redis.call('HGET', key, 'version')
+  if (not current) or tonumber(version) > tonumber(current) then
+    redis.call('HSET', key, 'balance', balance, 'version', version)
+  end
+end`;
+
+const SYNC_SCRIPT = `${SYNC_SNAPSHOT}
+sync(KEYS[1], ARGV[1], ARGV[2])
+return 1`;
+
+const RELEASE_SCRIPT = `${SYNC_SNAPSHOT}
+local amount = redis.call('HGET', KEYS[2], ARGV[1])
+if amount then
+  redis.call('HDEL', KEYS[2], ARGV[1])
+  redis.call('HINCRBY', KEYS[1], 'reserved', '-' .. amount)
+end
+redis.call('ZREM', KEYS[3], ARGV[2])
+if ARGV[3] ~= '' then sync(KEYS[1], ARGV[3], ARGV[4]) end
+return amount and 1 or 0`;
+
+export type HoldResult = { outcome: 'held' } | { outcome: 'insufficient'; available: bigint } | { outcome: 'unknown' };
+
+export interface BalanceSnapshot {
+  balance: bigint;
+  version: bigint;
+}
+
+/**
+ * The admission side of billing: an account's spendable balance as Redis sees it, and atomic holds
+ * against it. Postgres stays the book of record; settlement pushes each new balance here, and a
+ * version number keeps an older push from overwriting a newer one.
+ */
+@Injectable()
+export class BalanceGate {
+  constructor(@Inject(REDIS) private readonly redis: Redis) {
+    this.redis.defineCommand('gatewayHold', { numberOfKeys: 3, lua: HOLD_SCRIPT });
+    this.redis.defineCommand('gatewaySync', { numberOfKeys: 1, lua: SYNC_SCRIPT });
+    this.redis.defineCommand('gatewayRelease', { numberOfKeys: 3, lua: RELEASE_SCRIPT });
+  }
+
+  /** Reserves `amount` for `requestId` if the available balance covers it; a repeat of the same request is a no-op. */
+  async hold(accountId: string, requestId: string, amount: bigint): Promise<HoldResult> {
+    const [status, available] = (await this.command('gatewayHold')(
+      snapshotKey(accountId),
+      holdsKey(accountId),
+      HOLD_INDEX,
+      requestId,
+      amount.toString(),
+      Date.now().toString(),
+      `${accountId}:${requestId}`,
+    )) as [number, string];
+    if (status === 1) {
+      return { outcome: 'held' };
+    }
+    return status === 0 ? { outcome: 'insufficient', available: BigInt(available) } : { outcome: 'unknown' };
+  }
+
+  /** Drops the hold (idempotent), and records the account's new balance when one is given. */
+  async release(accountId: string, requestId: string, snapshot?: BalanceSnapshot): Promise<boolean> {
+    const released = (await this.command('gatewayRelease')(
+      snapshotKey(accountId),
+      holdsKey(accountId),
+      HOLD_INDEX,
+      requestId,
+      `${accountId}:${requestId}`,
+      snapshot?.balance.toString() ?? '',
+      snapshot?.version.toString() ?? '',
+    )) as number;
+    return released === 1;
+  }
+
+  /** release() for many holds in one round trip. */
+  async releaseMany(items: { accountId: string; requestId: string; snapshot?: BalanceSnapshot }[]): Promise<void> {
+    const pipeline = this.redis.pipeline() as unknown as Record<string, (...args: string[]) => unknown> & {
+      exec(): Promise<[Error | null, unknown][] | null>;
+    };
+    for (const { accountId, requestId, snapshot } of items) {
+      pipeline.gatewayRelease(
+        snapshotKey(accountId),
+        holdsKey(accountId),
+        HOLD_INDEX,
+        requestId,
+        `${accountId}:${requestId}`,
+        snapshot?.balance.toString() ?? '',
+        snapshot?.version.toString() ?? '',
+      );
+    }
+    const results = await pipeline.exec();
+    const failed = results?.find(([error]) => error);
+    if (failed) {
+      throw failed[0]!;
+    }
+  }
+
+  /** Records a balance read from Postgres, unless Redis already has a newer one. */
+  async sync(accountId: string, snapshot: BalanceSnapshot): Promise<void> {
+    await this.command('gatewaySync')(snapshotKey(accountId), snapshot.balance.toString(), snapshot.version.toString());
+  }
+
+  /** Holds opened before `olderThanMs` ago, as [accountId, requestId]. */
+  async staleHolds(olderThanMs: number, limit: number): Promise<[string, string][]> {
+    const members = await this.redis.zrangebyscore(HOLD_INDEX, '-inf', Date.now() - olderThanMs, 'LIMIT', 0, limit);
+    return members.map((member) => {
+      const separator = member.indexOf(':');
+      return [member.slice(0, separator), member.slice(separator + 1)];
+    });
+  }
+
+  async reserved(accountId: string): Promise<bigint> {
+    return BigInt((await this.redis.hget(snapshotKey(accountId), 'reserved')) ?? '0');
+  }
+
+  private command(name: string): (...args: string[]) => Promise<unknown> {
+    return (this.redis as unknown as Record<string, (...args: string[]) => Promise<unknown>>)[name].bind(this.redis);
+  }
+}

@@ -1,0 +1,32 @@
+import { DataSource } from 'typeorm';
+
+export interface LedgerMismatch {
+  accountId: string;
+  balance: bigint;
+  ledgerSum: bigint;
+  /** balance_after of the account's latest entry (null without entries). */
+  lastBalanceAfter: bigint | null;
+}
+
+/**
+ * Every account whose balance is not the sum of its ledger entries, or disagrees with its latest
+ * entry's balance_after. An empty result means the books balance.
+ */
+export async function findLedgerMismatches(dataSource: DataSource): Promise<LedgerMismatch[]> {
+  const rows = await dataSource.query<{ id: string; balance: string; total: string; last: string | null }[]>(
+    `SELECT a.id, a.balance, COALESCE(s.total, 0) AS total, s.last
+     FROM accounts a
+     LEFT JOIN (
+       SELECT account_id, SUM(amount) AS total,
+              (ARRAY_AGG(balance_after ORDER BY created_at DESC, id DESC))[1] AS last
+       FROM ledger_entries GROUP BY account_id
+     ) s ON s.account_id = a.id
+     WHERE a.balance <> COALESCE(s.total, 0) OR (s.last IS NOT NULL AND s.last <> a.balance) OR a.balance < 0`,
+  );
+  return rows.map((row) => ({
+    accountId: row.id,
+    balance: BigInt(row.balance),
+    ledgerSum: BigInt(row.total),
+    lastBalanceAfter: row.last === null ? null : BigInt(row.last),
+  }));
+}

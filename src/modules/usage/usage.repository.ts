@@ -1,0 +1,115 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Cursor } from 'src/common/http/cursor';
+import { DayRange } from 'src/common/http/date-range.dto';
+import { UsageGrouping } from 'src/modules/usage/dto/usage.dto';
+import { DataSource } from 'typeorm';
+
+export interface UsageTotalsRow {
+  group: string;
+  requests: string;
+  prompt_tokens: string;
+  completion_tokens: string;
+  cost: string;
+}
+
+export interface BillRow {
+  request_id: string;
+  created_at: Date;
+  created_at_text: string;
+  model_id: string;
+  key_id: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  charged: string;
+}
+
+export interface LedgerRow {
+  id: string;
+  kind: string;
+  amount: string;
+  balance_after: string;
+  reference: string;
+  created_at: Date;
+  created_at_text: string;
+}
+
+const GROUP_COLUMN: Record<UsageGrouping, string> = { day: 'day::text', model: 'model_id', key: 'key_id::text' };
+
+/** Builds `AND …` clauses with numbered parameters. */
+class Filters {
+  readonly clauses: string[] = [];
+  constructor(readonly params: unknown[]) {}
+
+  add(sql: (placeholder: string) => string, value: unknown): void {
+    if (value !== null && value !== undefined) {
+      this.params.push(value);
+      this.clauses.push(sql(`$${this.params.length}`));
+    }
+  }
+
+  get sql(): string {
+    return this.clauses.map((clause) => ` AND ${clause}`).join('');
+  }
+}
+
+@Injectable()
+export class UsageRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Totals from the daily rollup, so the cost of a query does not grow with the number of requests. */
+  totals(accountId: string, range: DayRange, grouping: UsageGrouping, model?: string, keyId?: string) {
+    const filters = new Filters([accountId]);
+    filters.add((p) => `day >= ${p}::date`, range.from);
+    filters.add((p) => `day <= ${p}::date`, range.to);
+    filters.add((p) => `model_id = ${p}`, model);
+    filters.add((p) => `key_id = ${p}::uuid`, keyId);
+    const group = GROUP_COLUMN[grouping];
+    return this.dataSource.query<UsageTotalsRow[]>(
+      `SELECT ${group} AS "group", SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens,
+              SUM(completion_tokens) AS completion_tokens, SUM(cost) AS cost
+       FROM usage_daily WHERE account_id = $1${filters.sql}
+       GROUP BY ${group} ORDER BY ${group}`,
+      filters.params,
+    );
+  }
+
+  bills(accountId: string, range: DayRange, cursor: Cursor | null, limit: number, model?: string, keyId?: string) {
+    const filters = new Filters([accountId]);
+    filters.add((p) => `created_at >= (${p}::date::timestamp AT TIME ZONE 'UTC')`, range.from);
+    filters.add((p) => `created_at < ((${p}::date + 1)::timestamp AT TIME ZONE 'UTC')`, range.to);
+    filters.add((p) => `model_id = ${p}`, model);
+    filters.add((p) => `key_id = ${p}::uuid`, keyId);
+    addCursor(filters, cursor, 'request_id');
+    filters.params.push(limit);
+    return this.dataSource.query<BillRow[]>(
+      `SELECT request_id, created_at, created_at::text AS created_at_text, model_id, key_id,
+              prompt_tokens, completion_tokens, charged
+       FROM usage_records WHERE account_id = $1${filters.sql}
+       ORDER BY created_at DESC, request_id DESC LIMIT $${filters.params.length}`,
+      filters.params,
+    );
+  }
+
+  ledger(accountId: string, range: DayRange, cursor: Cursor | null, limit: number) {
+    const filters = new Filters([accountId]);
+    filters.add((p) => `created_at >= (${p}::date::timestamp AT TIME ZONE 'UTC')`, range.from);
+    filters.add((p) => `created_at < ((${p}::date + 1)::timestamp AT TIME ZONE 'UTC')`, range.to);
+    addCursor(filters, cursor, 'id::text');
+    filters.params.push(limit);
+    return this.dataSource.query<LedgerRow[]>(
+      `SELECT id, kind, amount, balance_after, reference, created_at, created_at::text AS created_at_text
+       FROM ledger_entries WHERE account_id = $1${filters.sql}
+       ORDER BY created_at DESC, id::text DESC LIMIT $${filters.params.length}`,
+      filters.params,
+    );
+  }
+}
+
+function addCursor(filters: Filters, cursor: Cursor | null, idColumn: string): void {
+  if (cursor) {
+    filters.params.push(cursor.createdAt, cursor.id);
+    const at = filters.params.length - 1;
+    filters.clauses.push(`(created_at, ${idColumn}) < ($${at}::timestamptz, $${at + 1})`);
+  }
+}

@@ -1,0 +1,91 @@
+import { Injectable } from '@nestjs/common';
+import { Cursor, decodeCursor, encodeCursor } from 'src/common/http/cursor';
+import { dayRange } from 'src/common/http/date-range.dto';
+import { formatUsd } from 'src/common/money/money';
+import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
+import { LedgerKind } from 'src/modules/ledger/ledger-entry.entity';
+import {
+  BillPageDto,
+  BillsQueryDto,
+  LedgerPageDto,
+  UsageGrouping,
+  UsageQueryDto,
+  UsageRowDto,
+} from 'src/modules/usage/dto/usage.dto';
+import { UsageRepository } from 'src/modules/usage/usage.repository';
+import { PageQueryDto } from 'src/common/http/date-range.dto';
+
+const GROUP_FIELD: Record<UsageGrouping, 'date' | 'model' | 'keyId'> = { day: 'date', model: 'model', key: 'keyId' };
+
+/** The console's money views: usage totals, one bill per request, and the ledger. */
+@Injectable()
+export class UsageService {
+  constructor(private readonly repository: UsageRepository) {}
+
+  async usage(accountId: string, query: UsageQueryDto): Promise<UsageRowDto[]> {
+    const rows = await this.repository.totals(accountId, dayRange(query), query.groupBy, query.model, query.keyId);
+    return rows.map((row) => ({
+      [GROUP_FIELD[query.groupBy]]: row.group,
+      requests: Number(row.requests),
+      promptTokens: Number(row.prompt_tokens),
+      completionTokens: Number(row.completion_tokens),
+      cost: formatUsd(BigInt(row.cost)),
+    }));
+  }
+
+  async bills(accountId: string, query: BillsQueryDto): Promise<BillPageDto> {
+    const { range, cursor } = this.page(query);
+    const rows = await this.repository.bills(accountId, range, cursor, query.limit + 1, query.model, query.keyId);
+    return paginate(
+      rows,
+      query.limit,
+      (row) => ({ createdAt: row.created_at_text, id: row.request_id }),
+      (row) => ({
+        requestId: row.request_id,
+        createdAt: row.created_at.toISOString(),
+        model: row.model_id,
+        keyId: row.key_id,
+        promptTokens: row.prompt_tokens,
+        completionTokens: row.completion_tokens,
+        cost: formatUsd(BigInt(row.charged)),
+      }),
+    );
+  }
+
+  async ledger(accountId: string, query: PageQueryDto): Promise<LedgerPageDto> {
+    const { range, cursor } = this.page(query);
+    const rows = await this.repository.ledger(accountId, range, cursor, query.limit + 1);
+    return paginate(
+      rows,
+      query.limit,
+      (row) => ({ createdAt: row.created_at_text, id: row.id }),
+      (row) =>
+        LedgerEntryResponseDto.from({
+          id: row.id,
+          accountId,
+          kind: row.kind as LedgerKind,
+          amount: BigInt(row.amount),
+          balanceAfter: BigInt(row.balance_after),
+          reference: row.reference,
+          description: null,
+          createdAt: row.created_at,
+        }),
+    );
+  }
+
+  private page(query: PageQueryDto) {
+    return { range: dayRange(query), cursor: decodeCursor(query.cursor) };
+  }
+}
+
+/** The repository fetched one row more than asked: its presence says there is a next page. */
+function paginate<Row, Item>(
+  rows: Row[],
+  limit: number,
+  position: (row: Row) => Cursor,
+  map: (row: Row) => Item,
+): { data: Item[]; nextCursor: string | null } {
+  const page = rows.slice(0, limit);
+  const more = rows.length > limit;
+  return { data: page.map(map), nextCursor: more ? encodeCursor(position(page[page.length - 1])) : null };
+}
