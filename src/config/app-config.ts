@@ -18,6 +18,9 @@ export interface AppConfig {
   bodyLimitBytes: number;
   upstream: { connectTimeoutMs: number; headersTimeoutMs: number; bodyTimeoutMs: number };
   shutdownGraceMs: number;
+  rateLimits: { failMode: 'open' | 'closed' };
+  /** Per API process: completions relayed at once, and waiting for a slot; past both, 503 at once. */
+  overload: { maxConcurrent: number; maxQueued: number; queueWaitMs: number };
 }
 
 /** Thrown for bad configuration; the entrypoints print its message as the one line naming the variable. */
@@ -66,6 +69,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       bodyTimeoutMs: dto.UPSTREAM_BODY_TIMEOUT_MS ?? 300_000,
     },
     shutdownGraceMs: dto.SHUTDOWN_GRACE_MS ?? 10_000,
+    rateLimits: { failMode: dto.RATE_LIMIT_FAIL_MODE ?? 'open' },
+    overload: {
+      maxConcurrent: dto.MAX_CONCURRENT_COMPLETIONS ?? 4_096,
+      maxQueued: dto.MAX_QUEUED_COMPLETIONS ?? 1_024,
+      queueWaitMs: dto.QUEUE_WAIT_MS ?? 5_000,
+    },
   };
 }
 

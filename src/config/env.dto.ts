@@ -78,4 +78,26 @@ export class EnvDto {
   @IsInt()
   @Min(0)
   SHUTDOWN_GRACE_MS?: number;
+
+  @IsOptional()
+  @IsIn(['open', 'closed'])
+  RATE_LIMIT_FAIL_MODE?: 'open' | 'closed';
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  MAX_CONCURRENT_COMPLETIONS?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  MAX_QUEUED_COMPLETIONS?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  QUEUE_WAIT_MS?: number;
 }

@@ -6,6 +6,7 @@ import { ChannelEntity } from 'src/modules/channels/channel.entity';
 import { LedgerEntryEntity } from 'src/modules/ledger/ledger-entry.entity';
 import { ModelRouteEntity } from 'src/modules/models/model-route.entity';
 import { ModelEntity } from 'src/modules/models/model.entity';
+import { AccountRateLimitEntity } from 'src/modules/rate-limits/account-rate-limit.entity';
 
 export const entities = [
   AccountEntity,
@@ -16,4 +17,5 @@ export const entities = [
   ModelRouteEntity,
   UsageRecordEntity,
   UsageDailyEntity,
+  AccountRateLimitEntity,
 ];

@@ -40,12 +40,26 @@ describe('billing smoke', () => {
     const response = await gateway.chat(customer.key, { model, messages: [{ role: 'user', content: 'Say hi' }] });
     expect(response.status).toBe(200);
     const { prompt_tokens, completion_tokens } = response.body.usage;
-    const cost = usageCost({ inputPrice: parseUsd('2.5')!, outputPrice: parseUsd('10')! }, prompt_tokens, completion_tokens);
+    const cost = usageCost(
+      { inputPrice: parseUsd('2.5')!, outputPrice: parseUsd('10')! },
+      prompt_tokens,
+      completion_tokens,
+    );
 
     const expected = formatUsd(parseUsd('10')! - cost);
-    expect(await waitFor(() => balanceOf(customer.token), (b) => b === expected)).toBe(expected);
+    expect(
+      await waitFor(
+        () => balanceOf(customer.token),
+        (b) => b === expected,
+      ),
+    ).toBe(expected);
     const credit = formatUsd(parseUsd('1')! + cost / 10n);
-    expect(await waitFor(() => balanceOf(referrer.token), (b) => b === credit)).toBe(credit);
+    expect(
+      await waitFor(
+        () => balanceOf(referrer.token),
+        (b) => b === credit,
+      ),
+    ).toBe(credit);
 
     const bills = await gateway.call('GET', '/console/bills', { token: customer.token });
     expect(bills.body.data).toEqual([

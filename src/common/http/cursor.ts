@@ -1,24 +1,21 @@
 import { ApiError } from 'src/common/errors/api-error';
 
-/** Keyset position in a list ordered by (created_at DESC, id DESC); opaque to clients. */
-export interface Cursor {
-  /** created_at as Postgres prints it, so the microseconds survive the round trip. */
-  createdAt: string;
-  id: string;
+/** A keyset position (the sort key of the last row of a page), opaque to clients. */
+export type Cursor = string[];
+
+export function encodeCursor(position: Cursor): string {
+  return Buffer.from(JSON.stringify(position)).toString('base64url');
 }
 
-export function encodeCursor(cursor: Cursor): string {
-  return Buffer.from(JSON.stringify([cursor.createdAt, cursor.id])).toString('base64url');
-}
-
-export function decodeCursor(text: string | undefined): Cursor | null {
+/** The position a cursor of this API encodes, checked by `valid`; 400 naming `cursor` otherwise. */
+export function decodeCursor(text: string | undefined, valid: (position: Cursor) => boolean): Cursor | null {
   if (text === undefined) {
     return null;
   }
   try {
-    const [createdAt, id] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown[];
-    if (typeof createdAt === 'string' && typeof id === 'string' && !Number.isNaN(Date.parse(createdAt))) {
-      return { createdAt, id };
+    const position: unknown = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+    if (Array.isArray(position) && position.every((part) => typeof part === 'string') && valid(position)) {
+      return position;
     }
   } catch {
     // fall through

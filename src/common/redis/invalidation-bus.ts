@@ -8,6 +8,7 @@ import { REDIS } from 'src/common/redis/redis.tokens';
 export enum InvalidationTopic {
   ApiKey = 'api-key',
   Catalog = 'catalog',
+  RateLimits = 'rate-limits',
 }
 
 type Listener = (id: string | null) => void;

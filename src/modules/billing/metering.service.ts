@@ -5,10 +5,10 @@ import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { LOGGER } from 'src/common/logging/logger';
 import { formatUsd } from 'src/common/money/money';
 import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
-import { BalanceGate } from 'src/modules/ledger/balance-gate';
+import { BalanceGate, HoldResult } from 'src/modules/ledger/balance-gate';
 import { BillingQueue } from 'src/modules/billing/billing.queue';
 import { usageCost } from 'src/modules/billing/pricing';
-import { countCompletionTokens, estimatePromptTokens } from 'src/modules/billing/token-estimator';
+import { countCompletionTokens } from 'src/modules/billing/token-estimator';
 import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
 import { CompletionMeter, MeteredResult } from 'src/modules/chat-completions/completion-meter';
 import { TokenUsage } from 'src/modules/chat-completions/upstream/provider-adapter';
@@ -39,17 +39,19 @@ export class MeteringService {
     principal: ApiKeyPrincipal,
     requestId: string,
     chat: ChatRequest,
-    messages: unknown[],
+    promptEstimate: number,
+    /** Told the usage billed, e.g. to correct the tokens-per-minute count. */
+    onRecorded: (usage: TokenUsage) => void,
   ): Promise<CompletionMeter> {
-    const promptEstimate = estimatePromptTokens(messages);
     const maxOutput = (chat.maxTokens ?? chat.model.maxOutputTokens) * chat.n;
     const hold = usageCost(chat.model, promptEstimate, maxOutput);
-    let result = await this.gate.hold(principal.accountId, requestId, hold);
-    if (result.outcome === 'unknown') {
-      const snapshot = await this.accounts.findBalanceSnapshot(principal.accountId);
-      await this.gate.sync(principal.accountId, snapshot ?? { balance: 0n, version: 0n });
-      result = await this.gate.hold(principal.accountId, requestId, hold);
-    }
+    const result = await this.hold(principal.accountId, requestId, hold).catch((error: Error) => {
+      // Without a hold nothing can be billed safely, so nothing is relayed.
+      this.logger.error({ err: error.message, reqId: requestId }, 'balance hold failed');
+      throw new ApiError(ErrorKind.Overloaded, 'Billing is temporarily unavailable. Retry shortly.', null, undefined, {
+        'retry-after': '10',
+      });
+    });
     if (result.outcome !== 'held') {
       const available = result.outcome === 'insufficient' ? result.available : 0n;
       throw new ApiError(
@@ -63,11 +65,23 @@ export class MeteringService {
       record: async (outcome) => {
         const usage = await this.record(context, outcome);
         recorded = true;
+        onRecorded(usage);
         return usage;
       },
       // Once usage is recorded, settlement owns the hold; releasing it early would let it be spent twice.
       release: () => (recorded ? Promise.resolve() : this.release(context)),
     };
+  }
+
+  /** The hold, loading the account's balance into Redis first if Redis does not know it yet. */
+  private async hold(accountId: string, requestId: string, amount: bigint): Promise<HoldResult> {
+    const result = await this.gate.hold(accountId, requestId, amount);
+    if (result.outcome !== 'unknown') {
+      return result;
+    }
+    const snapshot = await this.accounts.findBalanceSnapshot(accountId);
+    await this.gate.sync(accountId, snapshot ?? { balance: 0n, version: 0n });
+    return this.gate.hold(accountId, requestId, amount);
   }
 
   private async record(context: MeterContext, result: MeteredResult): Promise<TokenUsage> {
@@ -76,6 +90,11 @@ export class MeteringService {
       promptTokens: context.promptEstimate,
       completionTokens: countCompletionTokens(result.deliveredText()),
     };
+    if (result.status !== 'completed' && usage.completionTokens === 0) {
+      // Cut off before a single token reached the client: like any error, it costs nothing.
+      await this.release(context);
+      return usage;
+    }
     await this.queue.settle({
       requestId: context.requestId,
       accountId: principal.accountId,

@@ -1,4 +1,4 @@
-import { Controller, HttpCode, Post, Req, Res, UseInterceptors } from '@nestjs/common';
+import { Controller, HttpCode, Post, Req, Res, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiOkResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { FastifyReply } from 'fastify';
 import { ApiKeyAuth } from 'src/common/decorators/auth.decorators';
@@ -11,6 +11,7 @@ import {
   ContentPartDto,
 } from 'src/modules/chat-completions/dto/chat-completion.dto';
 import { CompletionRequest, MeteringInterceptor } from 'src/modules/chat-completions/metering.interceptor';
+import { GatewayThrottlerGuard } from 'src/modules/rate-limits/gateway-throttler.guard';
 
 @ApiTags('v1')
 @ApiKeyAuth()
@@ -21,6 +22,7 @@ export class ChatCompletionsController {
 
   @Post()
   @HttpCode(200)
+  @UseGuards(GatewayThrottlerGuard)
   @UseInterceptors(MeteringInterceptor)
   @ApiBody({ type: ChatCompletionRequestDto })
   @ApiOkResponse({

@@ -5,9 +5,10 @@ import { ChatCompletionsService } from 'src/modules/chat-completions/chat-comple
 import { MeteringInterceptor } from 'src/modules/chat-completions/metering.interceptor';
 import { UpstreamClient } from 'src/modules/chat-completions/upstream/upstream-client';
 import { ModelsModule } from 'src/modules/models/models.module';
+import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
 
 @Module({
-  imports: [ModelsModule, BillingModule],
+  imports: [ModelsModule, BillingModule, RateLimitsModule],
   controllers: [ChatCompletionsController],
   providers: [ChatCompletionsService, UpstreamClient, MeteringInterceptor],
 })

@@ -1,10 +1,11 @@
 import { Global, Module } from '@nestjs/common';
 import { HealthController } from 'src/modules/health/health.controller';
+import { MetricsController } from 'src/modules/health/metrics.controller';
 import { ShutdownState } from 'src/modules/health/shutdown.state';
 
 @Global()
 @Module({
-  controllers: [HealthController],
+  controllers: [HealthController, MetricsController],
   providers: [ShutdownState],
   exports: [ShutdownState],
 })

@@ -9,9 +9,18 @@ export type LedgerKind = (typeof LEDGER_KINDS)[number];
 @Check('ledger_entries_kind_check', `"kind" IN ('topup', 'usage', 'referral_credit', 'adjustment')`)
 @Index('ledger_entries_kind_reference_key', ['kind', 'reference'], { unique: true })
 @Index('ledger_entries_account_created_idx', ['accountId', 'createdAt'])
+@Index('ledger_entries_account_seq_idx', ['accountId', 'seq'])
 export class LedgerEntryEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
+
+  /**
+   * Insertion order. An account's entries are written under its row lock, so for one account this is
+   * the order they were applied in (timestamps are not: a transaction's now() is when it began).
+   */
+  @Index('ledger_entries_seq_key', { unique: true })
+  @Column({ type: 'bigint', generated: 'identity', generatedIdentity: 'ALWAYS', insert: false, update: false })
+  seq: string;
 
   @Column({ name: 'account_id', type: 'uuid' })
   accountId: string;

@@ -18,7 +18,7 @@ export async function findLedgerMismatches(dataSource: DataSource): Promise<Ledg
      FROM accounts a
      LEFT JOIN (
        SELECT account_id, SUM(amount) AS total,
-              (ARRAY_AGG(balance_after ORDER BY created_at DESC, id DESC))[1] AS last
+              (ARRAY_AGG(balance_after ORDER BY seq DESC))[1] AS last
        FROM ledger_entries GROUP BY account_id
      ) s ON s.account_id = a.id
      WHERE a.balance <> COALESCE(s.total, 0) OR (s.last IS NOT NULL AND s.last <> a.balance) OR a.balance < 0`,

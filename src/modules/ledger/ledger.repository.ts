@@ -31,6 +31,7 @@ interface LedgerRow {
   reference: string;
   description: string | null;
   created_at: Date;
+  seq: string;
   balance_version: string;
 }
 
@@ -88,5 +89,6 @@ function toEntity(row: LedgerRow): LedgerEntryEntity {
     reference: row.reference,
     description: row.description,
     createdAt: row.created_at,
+    seq: row.seq,
   });
 }

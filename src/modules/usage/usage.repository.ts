@@ -26,12 +26,12 @@ export interface BillRow {
 
 export interface LedgerRow {
   id: string;
+  seq: string;
   kind: string;
   amount: string;
   balance_after: string;
   reference: string;
   created_at: Date;
-  created_at_text: string;
 }
 
 const GROUP_COLUMN: Record<UsageGrouping, string> = { day: 'day::text', model: 'model_id', key: 'key_id::text' };
@@ -91,16 +91,17 @@ export class UsageRepository {
     );
   }
 
-  ledger(accountId: string, range: DayRange, cursor: Cursor | null, limit: number) {
+  /** Newest first in the order entries were applied (seq), which timestamps alone cannot give. */
+  ledger(accountId: string, range: DayRange, beforeSeq: string | null, limit: number) {
     const filters = new Filters([accountId]);
     filters.add((p) => `created_at >= (${p}::date::timestamp AT TIME ZONE 'UTC')`, range.from);
     filters.add((p) => `created_at < ((${p}::date + 1)::timestamp AT TIME ZONE 'UTC')`, range.to);
-    addCursor(filters, cursor, 'id::text');
+    filters.add((p) => `seq < ${p}::bigint`, beforeSeq);
     filters.params.push(limit);
     return this.dataSource.query<LedgerRow[]>(
-      `SELECT id, kind, amount, balance_after, reference, created_at, created_at::text AS created_at_text
+      `SELECT id, seq, kind, amount, balance_after, reference, created_at
        FROM ledger_entries WHERE account_id = $1${filters.sql}
-       ORDER BY created_at DESC, id::text DESC LIMIT $${filters.params.length}`,
+       ORDER BY seq DESC LIMIT $${filters.params.length}`,
       filters.params,
     );
   }
@@ -108,7 +109,7 @@ export class UsageRepository {
 
 function addCursor(filters: Filters, cursor: Cursor | null, idColumn: string): void {
   if (cursor) {
-    filters.params.push(cursor.createdAt, cursor.id);
+    filters.params.push(cursor[0], cursor[1]);
     const at = filters.params.length - 1;
     filters.clauses.push(`(created_at, ${idColumn}) < ($${at}::timestamptz, $${at + 1})`);
   }

@@ -34,12 +34,13 @@ export class UsageService {
   }
 
   async bills(accountId: string, query: BillsQueryDto): Promise<BillPageDto> {
-    const { range, cursor } = this.page(query);
+    const range = dayRange(query);
+    const cursor = decodeCursor(query.cursor, ([at, id]) => !Number.isNaN(Date.parse(at)) && id !== undefined);
     const rows = await this.repository.bills(accountId, range, cursor, query.limit + 1, query.model, query.keyId);
     return paginate(
       rows,
       query.limit,
-      (row) => ({ createdAt: row.created_at_text, id: row.request_id }),
+      (row) => [row.created_at_text, row.request_id],
       (row) => ({
         requestId: row.request_id,
         createdAt: row.created_at.toISOString(),
@@ -53,12 +54,13 @@ export class UsageService {
   }
 
   async ledger(accountId: string, query: PageQueryDto): Promise<LedgerPageDto> {
-    const { range, cursor } = this.page(query);
-    const rows = await this.repository.ledger(accountId, range, cursor, query.limit + 1);
+    const range = dayRange(query);
+    const cursor = decodeCursor(query.cursor, (position) => position.length === 1 && /^\d{1,19}$/.test(position[0]));
+    const rows = await this.repository.ledger(accountId, range, cursor?.[0] ?? null, query.limit + 1);
     return paginate(
       rows,
       query.limit,
-      (row) => ({ createdAt: row.created_at_text, id: row.id }),
+      (row) => [row.seq],
       (row) =>
         LedgerEntryResponseDto.from({
           id: row.id,
@@ -69,12 +71,9 @@ export class UsageService {
           reference: row.reference,
           description: null,
           createdAt: row.created_at,
+          seq: row.seq,
         }),
     );
-  }
-
-  private page(query: PageQueryDto) {
-    return { range: dayRange(query), cursor: decodeCursor(query.cursor) };
   }
 }
 

@@ -1,0 +1,47 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** One registry per process; counters are plain increments, cheap enough for the hot path. */
+export const metricsRegistry = new Registry();
+
+export const metrics = {
+  completions: new Counter({
+    name: 'gateway_completions_total',
+    help: 'Chat completions answered, by model and outcome',
+    labelNames: ['model', 'outcome'] as const,
+    registers: [metricsRegistry],
+  }),
+  upstreamFailures: new Counter({
+    name: 'gateway_upstream_failures_total',
+    help: 'Upstream attempts that failed and moved on, by channel and kind',
+    labelNames: ['channel', 'kind'] as const,
+    registers: [metricsRegistry],
+  }),
+  upstreamLatency: new Histogram({
+    name: 'gateway_upstream_first_byte_seconds',
+    help: 'Time from sending to an upstream until its response headers',
+    labelNames: ['channel'] as const,
+    buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [metricsRegistry],
+  }),
+  rateLimited: new Counter({
+    name: 'gateway_rate_limited_total',
+    help: 'Requests refused with 429, by limit',
+    labelNames: ['limit'] as const,
+    registers: [metricsRegistry],
+  }),
+  limiterErrors: new Counter({
+    name: 'gateway_rate_limiter_errors_total',
+    help: 'Rate-limit checks that could not reach Redis (then failed open or closed)',
+    registers: [metricsRegistry],
+  }),
+  overloaded: new Counter({
+    name: 'gateway_overload_rejections_total',
+    help: 'Completions refused with 503 because this process was at its concurrency and queue caps',
+    registers: [metricsRegistry],
+  }),
+  activeCompletions: new Gauge({
+    name: 'gateway_active_completions',
+    help: 'Completions being relayed by this process',
+    registers: [metricsRegistry],
+  }),
+};

@@ -1,0 +1,116 @@
+import { Inject, Injectable } from '@nestjs/common';
+import Redis from 'ioredis';
+import { Logger } from 'pino';
+import { LOGGER } from 'src/common/logging/logger';
+import { metrics } from 'src/common/metrics/metrics';
+import { REDIS } from 'src/common/redis/redis.tokens';
+import { LimiterFailurePolicy } from 'src/modules/rate-limits/limiter-failure.policy';
+import { rateLimitExceeded, resetIn } from 'src/modules/rate-limits/rate-limit.errors';
+
+const WINDOW_MS = 60_000;
+
+// Windows are aligned to the minute, so the correction at the end of a request finds the very
+// window its admission counted in (the key names it). KEYS: account window, optional end-user window.
+// ARGV: tokens, account limit, end-user limit, ttl. Returns {status, used, limit}: 1 admitted, 0 account over, 2 end user over.
+const ADMIT_SCRIPT = `
+local amount = tonumber(ARGV[1])
+local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+if used + amount > tonumber(ARGV[2]) then return {0, used} end
+if KEYS[2] then
+  local endUserUsed = tonumber(redis.call('GET', KEYS[2]) or '0')
+  if endUserUsed + amount > tonumber(ARGV[3]) then return {2, endUserUsed} end
+  redis.call('INCRBY', KEYS[2], amount)
+  redis.call('PEXPIRE', KEYS[2], ARGV[4])
+end
+used = redis.call('INCRBY', KEYS[1], amount)
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return {1, used}`;
+
+// Replaces the admission estimate with the real count, in windows that still exist; never below zero.
+const CORRECT_SCRIPT = `
+for _, key in ipairs(KEYS) do
+  if redis.call('EXISTS', key) == 1 then
+    local value = redis.call('INCRBY', key, ARGV[1])
+    if value < 0 then redis.call('SET', key, 0, 'KEEPTTL') end
+  end
+end
+return 1`;
+
+export interface TokenAdmission {
+  /** Replaces the estimate with the tokens actually used (fire and forget). */
+  settle(actualTokens: number): void;
+  headers: Record<string, string>;
+}
+
+export interface TokenLimits {
+  accountId: string;
+  modelId: string;
+  tpm: number;
+  endUser?: { id: string; tpm: number };
+}
+
+/** Tokens per minute per account and model (and end user), counted in Redis across all API processes. */
+@Injectable()
+export class TokenRateLimiter {
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly failures: LimiterFailurePolicy,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    // No fixed key count: the end-user window is optional, so calls pass the count first.
+    this.redis.defineCommand('gatewayTpmAdmit', { lua: ADMIT_SCRIPT });
+    this.redis.defineCommand('gatewayTpmCorrect', { lua: CORRECT_SCRIPT });
+  }
+
+  /** Counts `estimate` tokens now; 429 when that would pass a limit. */
+  async admit(limits: TokenLimits, estimate: number): Promise<TokenAdmission> {
+    const now = Date.now();
+    const window = Math.floor(now / WINDOW_MS);
+    const resetMs = (window + 1) * WINDOW_MS - now;
+    const accountKey = `gw:tpm:${limits.accountId}:${limits.modelId}:${window}`;
+    const endUserKey = limits.endUser
+      ? `gw:tpm:${limits.accountId}:${limits.modelId}:u:${limits.endUser.id}:${window}`
+      : '';
+    const keys = endUserKey ? [accountKey, endUserKey] : [accountKey];
+    const result = await this.failures.check(async () => {
+      const command = (this.redis as unknown as Record<string, (...args: unknown[]) => Promise<[number, number]>>)
+        .gatewayTpmAdmit;
+      const args = [String(estimate), String(limits.tpm), String(limits.endUser?.tpm ?? 0), String(WINDOW_MS)];
+      return command.call(this.redis, keys.length, ...keys, ...args);
+    }, null);
+    if (!result) {
+      return { settle: () => undefined, headers: {} };
+    }
+    const [status, used] = result;
+    if (status !== 1) {
+      metrics.rateLimited.inc({ limit: status === 2 ? 'end-user-tokens' : 'tokens' });
+      const limit = status === 2 ? limits.endUser!.tpm : limits.tpm;
+      const endUser = status === 2 ? limits.endUser!.id : undefined;
+      throw rateLimitExceeded(
+        limits.modelId,
+        'tokens per minute',
+        { limit, used, requested: estimate, resetMs },
+        endUser,
+      );
+    }
+    return {
+      headers: {
+        'x-ratelimit-limit-tokens': String(limits.tpm),
+        'x-ratelimit-remaining-tokens': String(Math.max(0, limits.tpm - used)),
+        'x-ratelimit-reset-tokens': resetIn(resetMs),
+      },
+      settle: (actual) => this.correct(keys, actual - estimate),
+    };
+  }
+
+  private correct(keys: string[], delta: number): void {
+    if (delta === 0) {
+      return;
+    }
+    const command = (this.redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)
+      .gatewayTpmCorrect;
+    command
+      .call(this.redis, keys.length, ...keys, String(delta))
+      .catch((error: Error) => this.logger.warn({ err: error.message }, 'could not correct the token window'));
+  }
+}
