@@ -18,7 +18,8 @@ export interface AppConfig {
   bodyLimitBytes: number;
   upstream: { connectTimeoutMs: number; headersTimeoutMs: number; bodyTimeoutMs: number };
   shutdownGraceMs: number;
-  rateLimits: { failMode: 'open' | 'closed' };
+  /** windowMs is a minute; shorter only to test resets without waiting one. */
+  rateLimits: { failMode: 'open' | 'closed'; windowMs: number };
   /** Per API process: completions relayed at once, and waiting for a slot; past both, 503 at once. */
   overload: { maxConcurrent: number; maxQueued: number; queueWaitMs: number };
 }
@@ -69,7 +70,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       bodyTimeoutMs: dto.UPSTREAM_BODY_TIMEOUT_MS ?? 300_000,
     },
     shutdownGraceMs: dto.SHUTDOWN_GRACE_MS ?? 10_000,
-    rateLimits: { failMode: dto.RATE_LIMIT_FAIL_MODE ?? 'open' },
+    rateLimits: { failMode: dto.RATE_LIMIT_FAIL_MODE ?? 'open', windowMs: dto.RATE_LIMIT_WINDOW_MS ?? 60_000 },
     overload: {
       maxConcurrent: dto.MAX_CONCURRENT_COMPLETIONS ?? 4_096,
       maxQueued: dto.MAX_QUEUED_COMPLETIONS ?? 1_024,

@@ -86,6 +86,12 @@ export class EnvDto {
   @IsOptional()
   @Transform(toInt)
   @IsInt()
+  @Min(1000)
+  RATE_LIMIT_WINDOW_MS?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
   @Min(1)
   MAX_CONCURRENT_COMPLETIONS?: number;
 

@@ -1,3 +1,4 @@
+import { dialectAuthorized, matchDialect, respondInDialect } from 'src/mock-upstream/provider-dialects';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 
@@ -306,6 +307,17 @@ function handleRequest(state: ServerState, req: IncomingMessage, res: ServerResp
   state.requests.push({ method, path, headers: req.headers, rawBody, body: parsed.value });
   if (state.requests.length > MAX_RECORDED_REQUESTS) {
     state.requests.shift();
+  }
+  const dialect = matchDialect(method, path);
+  if (dialect) {
+    if (!dialectAuthorized(dialect, req.headers)) {
+      sendError(res, 401, 'Missing API key header.');
+    } else if (!isRecord(parsed.value)) {
+      sendError(res, 400, 'The request body must be a JSON object.');
+    } else {
+      respondInDialect(dialect, res, parsed.value, readControl(parsed.value, state).reply, ++state.sequence);
+    }
+    return;
   }
   if (!/^Bearer\s+\S/i.test(req.headers.authorization ?? '')) {
     sendError(res, 401, 'Missing or invalid bearer token.');

@@ -50,7 +50,7 @@ export class TestGateway {
 
   static async start(env: Record<string, string> = {}): Promise<TestGateway> {
     const mock = await startMockUpstream();
-    const config = loadConfig({ ...process.env, ...env });
+    const config = loadConfig({ SHUTDOWN_GRACE_MS: '2000', ...process.env, ...env });
     const app = await createApiApp(config, pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }));
     await app.listen(0, '127.0.0.1');
     const address = app.getHttpServer().address() as { port: number };
@@ -58,7 +58,10 @@ export class TestGateway {
   }
 
   async close(): Promise<void> {
+    // Like main.ts on SIGTERM: connections still open after a short grace are cut.
+    const force = setTimeout(() => this.app.getHttpServer().closeAllConnections(), 2_000);
     await this.app.close();
+    clearTimeout(force);
     await this.mock.close();
   }
 
@@ -151,10 +154,17 @@ export class TestGateway {
 
   async addChannel(
     id: string,
-    options: { baseUrl: string; priority?: number; weight?: number; enabled?: boolean; apiKey?: string },
+    options: {
+      baseUrl: string;
+      priority?: number;
+      weight?: number;
+      enabled?: boolean;
+      apiKey?: string;
+      type?: 'openai' | 'anthropic' | 'gemini';
+    },
   ) {
     const response = await this.admin('PUT', `/admin/channels/${id}`, {
-      type: 'openai',
+      type: options.type ?? 'openai',
       apiKey: options.apiKey ?? 'upstream-secret-key-0123456789',
       baseUrl: options.baseUrl,
       priority: options.priority ?? 0,

@@ -20,3 +20,9 @@ const patternParam = (pattern: RegExp, name: string, allowed: string) => ({
 
 export const channelIdParam = () => patternParam(CHANNEL_ID, 'channelId', '. _ : -');
 export const modelIdParam = () => patternParam(MODEL_ID, 'modelId', '. _ : / -');
+
+/** A model id, or `*` meaning every model (rate-limit overrides). */
+export const modelIdOrWildcardParam = () => {
+  const modelId = modelIdParam();
+  return { transform: (value: string): string => (value === '*' ? value : modelId.transform(value)) };
+};

@@ -69,7 +69,13 @@ export class MeteringService {
         return usage;
       },
       // Once usage is recorded, settlement owns the hold; releasing it early would let it be spent twice.
-      release: () => (recorded ? Promise.resolve() : this.release(context)),
+      release: async () => {
+        if (recorded) {
+          return false;
+        }
+        await this.release(context);
+        return true;
+      },
     };
   }
 
@@ -86,9 +92,12 @@ export class MeteringService {
 
   private async record(context: MeterContext, result: MeteredResult): Promise<TokenUsage> {
     const { principal, chat } = context;
+    // Our tokenizer may count differently from the upstream's: an estimate never exceeds what the
+    // upstream was allowed to generate, which is also what the hold covered.
+    const maxOutput = (chat.maxTokens ?? chat.model.maxOutputTokens) * chat.n;
     const usage = result.usage ?? {
       promptTokens: context.promptEstimate,
-      completionTokens: countCompletionTokens(result.deliveredText()),
+      completionTokens: Math.min(countCompletionTokens(result.deliveredText()), maxOutput),
     };
     if (result.status !== 'completed' && usage.completionTokens === 0) {
       // Cut off before a single token reached the client: like any error, it costs nothing.

@@ -7,6 +7,8 @@ import { ChatRequest, validateChatRequest } from 'src/modules/chat-completions/c
 import { CompletionMeter, MeteredResult, MeteredStatus } from 'src/modules/chat-completions/completion-meter';
 import { orderRoutes } from 'src/modules/chat-completions/route-order';
 import { relayStream } from 'src/modules/chat-completions/stream-relay';
+import { AnthropicAdapter } from 'src/modules/chat-completions/upstream/anthropic.adapter';
+import { GeminiAdapter } from 'src/modules/chat-completions/upstream/gemini.adapter';
 import { OpenAiAdapter } from 'src/modules/chat-completions/upstream/openai.adapter';
 import {
   generatedText,
@@ -36,14 +38,14 @@ interface Attempt {
 
 @Injectable()
 export class ChatCompletionsService {
-  private readonly adapters: Record<ChannelType, ProviderAdapter | undefined>;
+  private readonly adapters: Record<ChannelType, ProviderAdapter>;
 
   constructor(
     private readonly catalog: CatalogService,
     private readonly upstream: UpstreamClient,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    this.adapters = { openai: new OpenAiAdapter(), anthropic: undefined, gemini: undefined };
+    this.adapters = { openai: new OpenAiAdapter(), anthropic: new AnthropicAdapter(), gemini: new GeminiAdapter() };
   }
 
   /** SPEC 4.1 validation against the live catalog; throws the 400 the client should see. */
@@ -68,9 +70,6 @@ export class ChatCompletionsService {
       const adapter = this.adapters[route.channel.type];
       if (abort.signal.aborted) {
         throw clientClosed();
-      }
-      if (!adapter) {
-        continue;
       }
       const startedAt = performance.now();
       const request = adapter.buildRequest(route, body, chat);

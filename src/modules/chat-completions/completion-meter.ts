@@ -20,5 +20,6 @@ export interface MeteredResult {
 export interface CompletionMeter {
   /** Returns the usage billed: the upstream's, or the gateway's own count when the upstream gave none. */
   record(result: MeteredResult): Promise<TokenUsage>;
-  release(): Promise<void>;
+  /** Gives the hold back unless usage was recorded; true when it did (nothing will be billed). */
+  release(): Promise<boolean>;
 }

@@ -48,8 +48,13 @@ export class MeteringInterceptor implements NestInterceptor {
         admitted.settle(usage.promptTokens + usage.completionTokens),
       );
       request.completion = { chat, meter };
+      const giveBack = async () => {
+        if (await meter.release()) {
+          admitted.settle(0);
+        }
+      };
       return next.handle().pipe(
-        catchError((error: unknown) => from(meter.release()).pipe(mergeMap(() => throwError(() => error)))),
+        catchError((error: unknown) => from(giveBack()).pipe(mergeMap(() => throwError(() => error)))),
         finalize(releaseSlot),
       );
     } catch (error) {

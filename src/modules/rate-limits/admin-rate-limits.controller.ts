@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/common';
 import { ApiNoContentResponse, ApiTags } from '@nestjs/swagger';
 import { AdminAuth } from 'src/common/decorators/auth.decorators';
-import { modelIdParam, uuidParam } from 'src/common/http/params';
+import { modelIdOrWildcardParam, uuidParam } from 'src/common/http/params';
 import { RateLimitListDto, RateLimitResponseDto, RateLimitUpsertDto } from 'src/modules/rate-limits/dto/rate-limit.dto';
 import { RateLimitsService } from 'src/modules/rate-limits/rate-limits.service';
 
@@ -15,7 +15,7 @@ export class AdminRateLimitsController {
   @Put(':modelId')
   upsertRateLimit(
     @Param('accountId', uuidParam('accountId')) accountId: string,
-    @Param('modelId', modelIdParam()) modelId: string,
+    @Param('modelId', modelIdOrWildcardParam()) modelId: string,
     @Body() dto: RateLimitUpsertDto,
   ): Promise<RateLimitResponseDto> {
     return this.service.upsert(accountId, modelId, dto);
@@ -31,7 +31,7 @@ export class AdminRateLimitsController {
   @ApiNoContentResponse({ description: "The override is gone; the model's defaults apply again." })
   deleteRateLimit(
     @Param('accountId', uuidParam('accountId')) accountId: string,
-    @Param('modelId', modelIdParam()) modelId: string,
+    @Param('modelId', modelIdOrWildcardParam()) modelId: string,
   ): Promise<void> {
     return this.service.delete(accountId, modelId);
   }

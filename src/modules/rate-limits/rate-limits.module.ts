@@ -1,24 +1,25 @@
 import { ExecutionContext, Module } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
+import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { ApiKeyPrincipal, AuthenticatedRequest } from 'src/common/decorators/auth.decorators';
+import { ApiKeyPrincipal } from 'src/common/decorators/auth.decorators';
 import { AccountsModule } from 'src/modules/accounts/accounts.module';
 import { CatalogService } from 'src/modules/models/catalog.service';
 import { ModelsModule } from 'src/modules/models/models.module';
 import { AccountRateLimitEntity } from 'src/modules/rate-limits/account-rate-limit.entity';
 import { AdminRateLimitsController } from 'src/modules/rate-limits/admin-rate-limits.controller';
 import { ConcurrencyLimiter } from 'src/modules/rate-limits/concurrency-limiter';
-import { GatewayThrottlerGuard, Throttler } from 'src/modules/rate-limits/gateway-throttler.guard';
+import {
+  GatewayThrottlerGuard,
+  LimitedRequest,
+  REQUESTS_THROTTLER,
+} from 'src/modules/rate-limits/gateway-throttler.guard';
 import { LimiterFailurePolicy } from 'src/modules/rate-limits/limiter-failure.policy';
 import { EffectiveLimits, RateLimitPolicy } from 'src/modules/rate-limits/rate-limit-policy.service';
 import { RateLimitsRepository } from 'src/modules/rate-limits/rate-limits.repository';
 import { RateLimitsService } from 'src/modules/rate-limits/rate-limits.service';
 import { RedisThrottlerStorage } from 'src/modules/rate-limits/redis-throttler.storage';
 import { TokenRateLimiter } from 'src/modules/rate-limits/token-rate-limiter';
-
-const MINUTE_MS = 60_000;
-
-type LimitedRequest = AuthenticatedRequest & { limits?: EffectiveLimits | null };
 
 /** The limits of this request's account on its model, computed once per request; null for an unknown model. */
 function limitsOf(context: ExecutionContext, catalog: CatalogService, policy: RateLimitPolicy): EffectiveLimits | null {
@@ -31,11 +32,6 @@ function limitsOf(context: ExecutionContext, catalog: CatalogService, policy: Ra
   }
   return request.limits;
 }
-
-const endUserOf = (context: ExecutionContext) => {
-  const user = (context.switchToHttp().getRequest<AuthenticatedRequest>().body as { user?: unknown } | undefined)?.user;
-  return typeof user === 'string' && user !== '' ? user : null;
-};
 
 /** The limiter's state and checks, without the throttler wiring (which needs them to build its options). */
 @Module({
@@ -65,23 +61,22 @@ export class RateLimitStoreModule {}
     AccountsModule,
     ThrottlerModule.forRootAsync({
       imports: [RateLimitStoreModule, ModelsModule],
-      inject: [CatalogService, RateLimitPolicy, RedisThrottlerStorage],
-      useFactory: (catalog: CatalogService, policy: RateLimitPolicy, storage: RedisThrottlerStorage) => ({
+      inject: [CatalogService, RateLimitPolicy, RedisThrottlerStorage, APP_CONFIG],
+      useFactory: (
+        catalog: CatalogService,
+        policy: RateLimitPolicy,
+        storage: RedisThrottlerStorage,
+        config: AppConfig,
+      ) => ({
         storage,
         setHeaders: false,
         throttlers: [
           {
-            name: Throttler.Requests,
-            ttl: MINUTE_MS,
+            name: REQUESTS_THROTTLER,
+            ttl: config.rateLimits.windowMs,
             // Unknown models are let through to validation, which answers 400.
             skipIf: (context) => limitsOf(context, catalog, policy) === null,
             limit: (context) => limitsOf(context, catalog, policy)?.rpm ?? 1,
-          },
-          {
-            name: Throttler.EndUserRequests,
-            ttl: MINUTE_MS,
-            skipIf: (context) => !endUserOf(context) || !limitsOf(context, catalog, policy)?.endUserRpm,
-            limit: (context) => limitsOf(context, catalog, policy)?.endUserRpm ?? 1,
           },
         ],
       }),

@@ -4,19 +4,34 @@ import { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage
 import Redis from 'ioredis';
 import { REDIS } from 'src/common/redis/redis.tokens';
 
-// A fixed window that starts with the first request. A refused request is not counted, so
-// "used" in the 429 message is exactly what was served.
+// Fixed windows that start with their first request. Every window is checked before any is
+// counted, so a request refused by one (say, its end user's) counts in none, and "used" in a 429
+// message is exactly what was served. KEYS: windows; ARGV[1]: ttl ms; ARGV[1 + i]: limit of window i.
+// Returns {refused window index or 0, hits of that window (or of the first), its ms left}.
 const INCREMENT_SCRIPT = `
-local hits = tonumber(redis.call('GET', KEYS[1]) or '0')
-if hits >= tonumber(ARGV[2]) then
-  return {hits, redis.call('PTTL', KEYS[1]), 1}
+for i, key in ipairs(KEYS) do
+  local hits = tonumber(redis.call('GET', key) or '0')
+  if hits >= tonumber(ARGV[i + 1]) then return {i, hits, redis.call('PTTL', key)} end
 end
-hits = redis.call('INCR', KEYS[1])
-if hits == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return {hits, redis.call('PTTL', KEYS[1]), 0}`;
+local first, firstTtl = 0, 0
+for i, key in ipairs(KEYS) do
+  local hits = redis.call('INCR', key)
+  if hits == 1 then redis.call('PEXPIRE', key, ARGV[1]) end
+  if i == 1 then first, firstTtl = hits, redis.call('PTTL', key) end
+end
+return {0, first, firstTtl}`;
 
-export interface WindowRecord extends ThrottlerStorageRecord {
-  /** Milliseconds until the window resets. */
+export interface Window {
+  key: string;
+  limit: number;
+}
+
+export interface WindowsRecord {
+  /** Index into the windows of the one that refused, or -1 when the request was counted in all. */
+  refusedBy: number;
+  /** Hits of the refusing window, or of the first window when admitted. */
+  hits: number;
+  /** Milliseconds until that window resets. */
   resetMs: number;
 }
 
@@ -24,21 +39,29 @@ export interface WindowRecord extends ThrottlerStorageRecord {
 @Injectable()
 export class RedisThrottlerStorage implements ThrottlerStorage {
   constructor(@Inject(REDIS) private readonly redis: Redis) {
-    this.redis.defineCommand('gatewayThrottle', { numberOfKeys: 1, lua: INCREMENT_SCRIPT });
+    this.redis.defineCommand('gatewayThrottle', { lua: INCREMENT_SCRIPT });
   }
 
-  async increment(key: string, ttl: number, limit: number): Promise<WindowRecord> {
-    const run = (this.redis as unknown as { gatewayThrottle: (...args: string[]) => Promise<[number, number, number]> })
-      .gatewayThrottle;
-    const [hits, pttl, blocked] = await run.call(this.redis, key, String(ttl), String(limit));
-    const resetMs = pttl > 0 ? pttl : ttl;
-    const seconds = Math.ceil(resetMs / 1000);
+  /** Checks several windows at once and counts the request in all of them, or in none. */
+  async incrementWindows(windows: Window[], ttl: number): Promise<WindowsRecord> {
+    const run = (
+      this.redis as unknown as { gatewayThrottle: (...args: unknown[]) => Promise<[number, number, number]> }
+    ).gatewayThrottle;
+    const keys = windows.map((window) => window.key);
+    const limits = windows.map((window) => String(window.limit));
+    const [refused, hits, pttl] = await run.call(this.redis, keys.length, ...keys, String(ttl), ...limits);
+    return { refusedBy: refused - 1, hits, resetMs: pttl > 0 ? pttl : ttl };
+  }
+
+  async increment(key: string, ttl: number, limit: number): Promise<ThrottlerStorageRecord> {
+    const record = await this.incrementWindows([{ key, limit }], ttl);
+    const seconds = Math.ceil(record.resetMs / 1000);
+    const blocked = record.refusedBy >= 0;
     return {
-      totalHits: hits,
+      totalHits: record.hits,
       timeToExpire: seconds,
-      isBlocked: blocked === 1,
+      isBlocked: blocked,
       timeToBlockExpire: blocked ? seconds : 0,
-      resetMs,
     };
   }
 }

@@ -2,12 +2,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger';
+import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { metrics } from 'src/common/metrics/metrics';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { LimiterFailurePolicy } from 'src/modules/rate-limits/limiter-failure.policy';
 import { rateLimitExceeded, resetIn } from 'src/modules/rate-limits/rate-limit.errors';
-
-const WINDOW_MS = 60_000;
 
 // Windows are aligned to the minute, so the correction at the end of a request finds the very
 // window its admission counted in (the key names it). KEYS: account window, optional end-user window.
@@ -56,6 +55,7 @@ export class TokenRateLimiter {
     @Inject(REDIS) private readonly redis: Redis,
     private readonly failures: LimiterFailurePolicy,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     // No fixed key count: the end-user window is optional, so calls pass the count first.
     this.redis.defineCommand('gatewayTpmAdmit', { lua: ADMIT_SCRIPT });
@@ -65,8 +65,9 @@ export class TokenRateLimiter {
   /** Counts `estimate` tokens now; 429 when that would pass a limit. */
   async admit(limits: TokenLimits, estimate: number): Promise<TokenAdmission> {
     const now = Date.now();
-    const window = Math.floor(now / WINDOW_MS);
-    const resetMs = (window + 1) * WINDOW_MS - now;
+    const windowMs = this.config.rateLimits.windowMs;
+    const window = Math.floor(now / windowMs);
+    const resetMs = (window + 1) * windowMs - now;
     const accountKey = `gw:tpm:${limits.accountId}:${limits.modelId}:${window}`;
     const endUserKey = limits.endUser
       ? `gw:tpm:${limits.accountId}:${limits.modelId}:u:${limits.endUser.id}:${window}`
@@ -75,7 +76,7 @@ export class TokenRateLimiter {
     const result = await this.failures.check(async () => {
       const command = (this.redis as unknown as Record<string, (...args: unknown[]) => Promise<[number, number]>>)
         .gatewayTpmAdmit;
-      const args = [String(estimate), String(limits.tpm), String(limits.endUser?.tpm ?? 0), String(WINDOW_MS)];
+      const args = [String(estimate), String(limits.tpm), String(limits.endUser?.tpm ?? 0), String(windowMs)];
       return command.call(this.redis, keys.length, ...keys, ...args);
     }, null);
     if (!result) {

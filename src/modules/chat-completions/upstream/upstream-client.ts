@@ -45,8 +45,14 @@ export class UpstreamClient implements OnModuleDestroy {
     }
   }
 
+  /** Lets in-flight upstream requests finish for the shutdown grace period, then cuts what is left. */
   async onModuleDestroy(): Promise<void> {
-    await Promise.all([...this.pools.values()].map(({ pool }) => pool.close().catch(() => undefined)));
+    const pools = [...this.pools.values()].map(({ pool }) => pool);
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.config.shutdownGraceMs)));
+    await Promise.race([Promise.all(pools.map((pool) => pool.close().catch(() => undefined))), grace]);
+    clearTimeout(timer);
+    await Promise.all(pools.map((pool) => pool.destroy().catch(() => undefined)));
   }
 
   private poolFor(channel: CatalogChannel): ChannelPool {

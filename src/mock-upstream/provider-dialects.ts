@@ -1,0 +1,158 @@
+import { ServerResponse } from 'node:http';
+
+/**
+ * The mock's Anthropic (Messages API) and Gemini (generateContent) dialects, so the gateway's
+ * translating adapters can be tested over real HTTP. Same deterministic reply as the OpenAI
+ * dialect: one completion token per word piece, one prompt token per word plus 3 per message.
+ */
+type Json = Record<string, unknown>;
+
+export type Dialect = 'anthropic' | 'gemini' | 'gemini-stream';
+
+const DIALECT_PATTERN =
+  /^\/v1(?:beta)?\/(?:(messages)|models\/([^/:?]+):(generateContent|streamGenerateContent))(?:\?.*)?$/;
+
+export function matchDialect(method: string, path: string): Dialect | null {
+  const match = method === 'POST' ? DIALECT_PATTERN.exec(path) : null;
+  if (!match) {
+    return null;
+  }
+  if (match[1]) {
+    return 'anthropic';
+  }
+  return match[3] === 'generateContent' ? 'gemini' : 'gemini-stream';
+}
+
+/** Anthropic and Google authenticate with their own headers rather than a bearer token. */
+export function dialectAuthorized(dialect: Dialect, headers: Record<string, string | string[] | undefined>): boolean {
+  const key = dialect === 'anthropic' ? headers['x-api-key'] : headers['x-goog-api-key'];
+  return typeof key === 'string' && key !== '';
+}
+
+const isRecord = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const words = (text: string) => (text.trim() === '' ? 0 : text.trim().split(/\s+/).length);
+
+function textOfParts(parts: unknown): string {
+  if (typeof parts === 'string') {
+    return parts;
+  }
+  return Array.isArray(parts)
+    ? parts.map((part) => (isRecord(part) && typeof part.text === 'string' ? part.text : '')).join(' ')
+    : '';
+}
+
+interface DialectReply {
+  pieces: string[];
+  truncated: boolean;
+  promptTokens: number;
+}
+
+function replyFor(reply: string, maxTokens: number | undefined, turns: unknown[], system: string): DialectReply {
+  const all = reply.match(/\s*\S+\s*/g) ?? [];
+  const truncated = maxTokens !== undefined && all.length > maxTokens;
+  const prompt = turns.reduce<number>(
+    (sum, turn) => sum + 3 + words(textOfParts(isRecord(turn) ? (turn.content ?? turn.parts) : '')),
+    3,
+  );
+  return {
+    pieces: truncated ? all.slice(0, maxTokens) : all,
+    truncated,
+    promptTokens: prompt + (system ? 3 + words(system) : 0),
+  };
+}
+
+export function respondInDialect(
+  dialect: Dialect,
+  res: ServerResponse,
+  body: Json,
+  reply: string,
+  sequence: number,
+): void {
+  if (dialect === 'anthropic') {
+    const system = typeof body.system === 'string' ? body.system : '';
+    const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : undefined;
+    const result = replyFor(reply, maxTokens, Array.isArray(body.messages) ? body.messages : [], system);
+    return body.stream === true
+      ? anthropicStream(res, result, sequence, body)
+      : anthropicMessage(res, result, sequence, body);
+  }
+  const config = isRecord(body.generationConfig) ? body.generationConfig : {};
+  const instruction = isRecord(body.systemInstruction) ? textOfParts(body.systemInstruction.parts) : '';
+  const maxTokens = typeof config.maxOutputTokens === 'number' ? config.maxOutputTokens : undefined;
+  const result = replyFor(reply, maxTokens, Array.isArray(body.contents) ? body.contents : [], instruction);
+  return dialect === 'gemini-stream' ? geminiStream(res, result, sequence) : geminiContent(res, result, sequence);
+}
+
+function anthropicMessage(res: ServerResponse, r: DialectReply, sequence: number, body: Json): void {
+  const message = {
+    id: `msg_mock_${sequence}`,
+    type: 'message',
+    role: 'assistant',
+    model: body.model,
+    content: [{ type: 'text', text: r.pieces.join('') }],
+    stop_reason: r.truncated ? 'max_tokens' : 'end_turn',
+    usage: { input_tokens: r.promptTokens, output_tokens: r.pieces.length },
+  };
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(message));
+}
+
+function anthropicStream(res: ServerResponse, r: DialectReply, sequence: number, body: Json): void {
+  const event = (type: string, data: Json) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+  const message = { id: `msg_mock_${sequence}`, type: 'message', role: 'assistant', model: body.model, content: [] };
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.write(
+    event('message_start', { message: { ...message, usage: { input_tokens: r.promptTokens, output_tokens: 1 } } }),
+  );
+  res.write(event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }));
+  res.write(event('ping', {}));
+  for (const piece of r.pieces) {
+    res.write(event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: piece } }));
+  }
+  res.write(event('content_block_stop', { index: 0 }));
+  const stop = r.truncated ? 'max_tokens' : 'end_turn';
+  res.write(
+    event('message_delta', {
+      delta: { stop_reason: stop, stop_sequence: null },
+      usage: { output_tokens: r.pieces.length },
+    }),
+  );
+  res.end(event('message_stop', {}));
+}
+
+function geminiCandidate(text: string, finish: string | null): Json {
+  return { content: { role: 'model', parts: [{ text }] }, index: 0, ...(finish ? { finishReason: finish } : {}) };
+}
+
+function geminiContent(res: ServerResponse, r: DialectReply, sequence: number): void {
+  const answer = {
+    candidates: [geminiCandidate(r.pieces.join(''), r.truncated ? 'MAX_TOKENS' : 'STOP')],
+    usageMetadata: {
+      promptTokenCount: r.promptTokens,
+      candidatesTokenCount: r.pieces.length,
+      totalTokenCount: r.promptTokens + r.pieces.length,
+    },
+    responseId: `mock-${sequence}`,
+  };
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+}
+
+function geminiStream(res: ServerResponse, r: DialectReply, sequence: number): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  r.pieces.forEach((piece, i) => {
+    const last = i === r.pieces.length - 1;
+    const chunk: Json = {
+      candidates: [geminiCandidate(piece, last ? (r.truncated ? 'MAX_TOKENS' : 'STOP') : null)],
+      responseId: `mock-${sequence}`,
+    };
+    if (last) {
+      chunk.usageMetadata = {
+        promptTokenCount: r.promptTokens,
+        candidatesTokenCount: r.pieces.length,
+        totalTokenCount: r.promptTokens + r.pieces.length,
+      };
+    }
+    res.write(`data: ${JSON.stringify(chunk)}\r\n\r\n`);
+  });
+  res.end();
+}

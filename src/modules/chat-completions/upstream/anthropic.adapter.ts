@@ -1,0 +1,296 @@
+import { ApiError } from 'src/common/errors/api-error';
+import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
+import {
+  isRecord,
+  ProviderAdapter,
+  StreamTranslator,
+  TokenUsage,
+  UpstreamRequest,
+  wireUsage,
+} from 'src/modules/chat-completions/upstream/provider-adapter';
+import { eventData } from 'src/modules/chat-completions/upstream/sse-event-splitter';
+import {
+  chunkEvent,
+  dataUri,
+  functionTools,
+  Json,
+  partsOf,
+  stopSequences,
+  stringField,
+  textOf,
+  toolCallsOf,
+  unixNow,
+  WireMessage,
+} from 'src/modules/chat-completions/upstream/translation';
+import { CatalogRoute } from 'src/modules/models/catalog.service';
+
+const API_VERSION = '2023-06-01';
+const FINISH_REASONS: Record<string, string> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  max_tokens: 'length',
+  tool_use: 'tool_calls',
+  refusal: 'content_filter',
+};
+
+/** Anthropic's Messages API behind our wire format: requests and answers are translated both ways. */
+export class AnthropicAdapter implements ProviderAdapter {
+  buildRequest(route: CatalogRoute, body: Json, chat: ChatRequest): UpstreamRequest {
+    if (chat.n > 1) {
+      throw ApiError.invalid(`n > 1 is not supported by the model '${chat.model.id}'.`, 'n');
+    }
+    const messages = (body.messages as WireMessage[]).filter((m) => m.role !== 'system' && m.role !== 'developer');
+    const system = (body.messages as WireMessage[])
+      .filter((m) => m.role === 'system' || m.role === 'developer')
+      .map((m) => textOf(m.content))
+      .join('\n\n');
+    const request: Json = {
+      model: route.upstreamModel,
+      max_tokens: chat.maxTokens ?? chat.model.maxOutputTokens,
+      messages: mergeTurns(messages.map((message, i) => toAnthropicMessage(message, `messages[${i}]`))),
+      stream: chat.stream,
+    };
+    if (system) {
+      request.system = system;
+    }
+    // Anthropic's temperature runs 0..1; ours (OpenAI's) 0..2.
+    if (typeof body.temperature === 'number') {
+      request.temperature = Math.min(body.temperature, 1);
+    }
+    if (typeof body.top_p === 'number') {
+      request.top_p = body.top_p;
+    }
+    const stop = stopSequences(body.stop);
+    if (stop) {
+      request.stop_sequences = stop;
+    }
+    if (typeof body.user === 'string') {
+      request.metadata = { user_id: body.user };
+    }
+    const tools = functionTools(body.tools);
+    if (tools.length > 0 && body.tool_choice !== 'none') {
+      request.tools = tools.map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        input_schema: tool.parameters,
+      }));
+      request.tool_choice = toolChoice(body.tool_choice);
+    }
+    return {
+      path: '/messages',
+      headers: {
+        'x-api-key': route.channel.apiKey,
+        'anthropic-version': API_VERSION,
+        'content-type': 'application/json',
+      },
+      payload: JSON.stringify(request),
+    };
+  }
+
+  toCompletion(upstream: unknown, modelId: string): Json | null {
+    if (!isRecord(upstream) || upstream.type !== 'message' || !Array.isArray(upstream.content)) {
+      return null;
+    }
+    let text = '';
+    const toolCalls: Json[] = [];
+    for (const block of upstream.content as unknown[]) {
+      if (isRecord(block) && block.type === 'text' && typeof block.text === 'string') {
+        text += block.text;
+      } else if (isRecord(block) && block.type === 'tool_use') {
+        const fn = { name: block.name, arguments: JSON.stringify(block.input ?? {}) };
+        toolCalls.push({ id: block.id, type: 'function', function: fn });
+      }
+    }
+    const message: Json = { role: 'assistant', content: text === '' && toolCalls.length ? null : text };
+    if (toolCalls.length) {
+      message.tool_calls = toolCalls;
+    }
+    const usage = usageOf(upstream.usage);
+    return {
+      id: `chatcmpl-${String(upstream.id)}`,
+      object: 'chat.completion',
+      created: unixNow(),
+      model: modelId,
+      system_fingerprint: 'fp_anthropic',
+      choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(upstream.stop_reason) }],
+      ...(usage ? { usage: wireUsage(usage) } : {}),
+    };
+  }
+
+  streamTranslator(_route: CatalogRoute, chat: ChatRequest): StreamTranslator {
+    return new AnthropicStreamTranslator(chat.model.id, chat.includeUsage);
+  }
+
+  errorDetails(upstream: unknown): { message: string; param: string | null } | null {
+    const error = isRecord(upstream) && isRecord(upstream.error) ? upstream.error : null;
+    return error && typeof error.message === 'string' ? { message: error.message, param: null } : null;
+  }
+}
+
+function toAnthropicMessage(message: WireMessage, at: string): { role: 'user' | 'assistant'; content: Json[] } {
+  if (message.role === 'tool' || message.role === 'function') {
+    const result = {
+      type: 'tool_result',
+      tool_use_id: stringField(message.tool_call_id) || stringField(message.name),
+      content: textOf(message.content),
+    };
+    return { role: 'user', content: [result] };
+  }
+  const content: Json[] = partsOf(message.content).map((part) => {
+    if (part.kind === 'text') {
+      return { type: 'text', text: part.text };
+    }
+    const inline = dataUri(part.url);
+    return inline
+      ? { type: 'image', source: { type: 'base64', media_type: inline.mediaType, data: inline.data } }
+      : { type: 'image', source: { type: 'url', url: part.url } };
+  });
+  for (const call of toolCallsOf(message, at)) {
+    content.push({ type: 'tool_use', id: call.id, name: call.name, input: call.arguments });
+  }
+  return { role: message.role === 'assistant' ? 'assistant' : 'user', content };
+}
+
+/** Anthropic wants strictly alternating turns: consecutive messages of one role become one. */
+function mergeTurns(messages: { role: 'user' | 'assistant'; content: Json[] }[]) {
+  const merged: typeof messages = [];
+  for (const message of messages) {
+    const last = merged.at(-1);
+    if (last && last.role === message.role) {
+      last.content.push(...message.content);
+    } else {
+      merged.push({ role: message.role, content: [...message.content] });
+    }
+  }
+  return merged;
+}
+
+function toolChoice(choice: unknown): Json {
+  if (choice === 'required') {
+    return { type: 'any' };
+  }
+  if (isRecord(choice) && isRecord(choice.function) && typeof choice.function.name === 'string') {
+    return { type: 'tool', name: choice.function.name };
+  }
+  return { type: 'auto' };
+}
+
+const finishReason = (reason: unknown) => FINISH_REASONS[String(reason)] ?? 'stop';
+
+function usageOf(usage: unknown): TokenUsage | null {
+  if (!isRecord(usage) || typeof usage.input_tokens !== 'number' || typeof usage.output_tokens !== 'number') {
+    return null;
+  }
+  // Cached prompt tokens are still prompt tokens to the customer.
+  const cached = [usage.cache_creation_input_tokens, usage.cache_read_input_tokens]
+    .map((n) => (typeof n === 'number' ? n : 0))
+    .reduce((a, b) => a + b, 0);
+  return { promptTokens: usage.input_tokens + cached, completionTokens: usage.output_tokens };
+}
+
+/** Anthropic's event stream (message_start, content_block_*, message_delta, message_stop) as our chunks. */
+class AnthropicStreamTranslator implements StreamTranslator {
+  private base = { id: '', created: unixNow(), model: '' };
+  private promptTokens: number | null = null;
+  /** Anthropic reports output tokens in message_delta; until then usage is unknown (an aborted stream is counted). */
+  private completionTokens: number | null = null;
+  private done = false;
+  private delivered = '';
+  private readonly toolIndexByBlock = new Map<number, number>();
+
+  constructor(
+    modelId: string,
+    private readonly clientWantsUsage: boolean,
+  ) {
+    this.base.model = modelId;
+  }
+
+  translate(event: string): string[] {
+    const data = eventData(event);
+    const payload: unknown = data ? JSON.parse(data) : null;
+    if (!isRecord(payload)) {
+      return [];
+    }
+    switch (payload.type) {
+      case 'message_start':
+        return this.start(payload.message);
+      case 'content_block_start':
+        return this.blockStart(payload);
+      case 'content_block_delta':
+        return this.blockDelta(payload);
+      case 'message_delta':
+        return this.finish(payload);
+      case 'message_stop':
+        this.done = true;
+        return this.clientWantsUsage && this.usage() ? [chunkEvent(this.base, null, wireUsage(this.usage()!))] : [];
+      case 'error':
+        throw new Error(`upstream stream error: ${JSON.stringify(payload.error)}`);
+      default:
+        return [];
+    }
+  }
+
+  private start(message: unknown): string[] {
+    if (isRecord(message)) {
+      this.base.id = `chatcmpl-${String(message.id)}`;
+      const usage = isRecord(message.usage) ? usageOf({ output_tokens: 0, ...message.usage }) : null;
+      this.promptTokens = usage?.promptTokens ?? null;
+    }
+    return [chunkEvent(this.base, { delta: { role: 'assistant', content: '' }, finish_reason: null })];
+  }
+
+  private blockStart(payload: Json): string[] {
+    const block = isRecord(payload.content_block) ? payload.content_block : {};
+    if (block.type !== 'tool_use') {
+      return [];
+    }
+    const toolIndex = this.toolIndexByBlock.size;
+    this.toolIndexByBlock.set(Number(payload.index), toolIndex);
+    const call = { index: toolIndex, id: block.id, type: 'function', function: { name: block.name, arguments: '' } };
+    return [chunkEvent(this.base, { delta: { tool_calls: [call] }, finish_reason: null })];
+  }
+
+  private blockDelta(payload: Json): string[] {
+    const delta = isRecord(payload.delta) ? payload.delta : {};
+    if (delta.type === 'text_delta' && typeof delta.text === 'string') {
+      this.delivered += delta.text;
+      return [chunkEvent(this.base, { delta: { content: delta.text }, finish_reason: null })];
+    }
+    if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
+      this.delivered += delta.partial_json;
+      const call = {
+        index: this.toolIndexByBlock.get(Number(payload.index)) ?? 0,
+        function: { arguments: delta.partial_json },
+      };
+      return [chunkEvent(this.base, { delta: { tool_calls: [call] }, finish_reason: null })];
+    }
+    return [];
+  }
+
+  private finish(payload: Json): string[] {
+    if (isRecord(payload.usage) && typeof payload.usage.output_tokens === 'number') {
+      this.completionTokens = payload.usage.output_tokens;
+    }
+    const reason = isRecord(payload.delta) ? payload.delta.stop_reason : undefined;
+    return [chunkEvent(this.base, { delta: {}, finish_reason: finishReason(reason) })];
+  }
+
+  usage(): TokenUsage | null {
+    if (this.promptTokens === null || this.completionTokens === null) {
+      return null;
+    }
+    return { promptTokens: this.promptTokens, completionTokens: this.completionTokens };
+  }
+
+  finished(): boolean {
+    return this.done;
+  }
+
+  deliveredText(): string {
+    return this.delivered;
+  }
+
+  usageEvent(usage: TokenUsage): string {
+    return chunkEvent(this.base, null, wireUsage(usage));
+  }
+}

@@ -1,0 +1,449 @@
+import { randomUUID } from 'node:crypto';
+import { formatUsd } from 'src/common/money/money';
+import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
+import { BillingProcessor } from 'src/modules/billing/billing.processor';
+import { BillingQueue } from 'src/modules/billing/billing.queue';
+import { HoldSweeper } from 'src/modules/billing/hold-sweeper.service';
+import { Prices, usageCost } from 'src/modules/billing/pricing';
+import { SettlementService } from 'src/modules/billing/settlement.service';
+import { estimatePromptTokens } from 'src/modules/billing/token-estimator';
+import { BalanceGate } from 'src/modules/ledger/balance-gate';
+import {
+  Books,
+  costOf,
+  eventually,
+  expectApiError,
+  mockUsage,
+  pricesOf,
+  requestIdOf,
+  sleep,
+  usd,
+  userMessages,
+  wireUsageOf,
+} from 'test/e2e/billing-helpers';
+import { Customer, HttpResult, parseEventStream, TestGateway, TestWorker } from 'test/support/gateway';
+
+const INPUT_PRICE = '2.5';
+const OUTPUT_PRICE = '10';
+const MAX_OUTPUT = 1000;
+
+describe('billing: failures, admission and settlement faults', () => {
+  let gateway: TestGateway;
+  let worker: TestWorker;
+  let books: Books;
+  let model: string;
+  let unreachableModel: string;
+  let prices: Prices;
+
+  beforeAll(async () => {
+    gateway = await TestGateway.start();
+    worker = await TestWorker.start();
+    books = await Books.open(gateway);
+    prices = pricesOf(INPUT_PRICE, OUTPUT_PRICE);
+    model = await gateway.addModel({ inputPrice: INPUT_PRICE, outputPrice: OUTPUT_PRICE, maxOutputTokens: MAX_OUTPUT });
+    // Nothing listens on port 1: connections are refused at once.
+    unreachableModel = await gateway.addModel({
+      inputPrice: INPUT_PRICE,
+      outputPrice: OUTPUT_PRICE,
+      baseUrl: 'http://127.0.0.1:1/v1',
+    });
+  });
+  afterEach(() => books.expectBalanced());
+  afterAll(async () => {
+    await books.close();
+    await worker.close();
+    await gateway.close();
+  });
+
+  /** The worst-case hold of a request with these messages and output budget. */
+  const holdOf = (messages: unknown[], maxTokens = MAX_OUTPUT, n = 1, at: Prices = prices) =>
+    usageCost(at, estimatePromptTokens(messages), maxTokens * n);
+
+  /**
+   * After a request that must cost nothing: one successful request settles, and it is the only bill,
+   * so the failed one was never enqueued (a late settlement of it cannot land after this check).
+   */
+  async function expectOnlySentinelBilled(customer: Customer, before: bigint, failedIds: string[]): Promise<void> {
+    for (const id of failedIds) {
+      expect(await books.job(id)).toBeUndefined();
+    }
+    const messages = userMessages('sentinel');
+    const sentinel = await gateway.chat(customer.key, { model, messages });
+    expect(sentinel.status).toBe(200);
+    const cost = costOf(prices, wireUsageOf(sentinel.body.usage));
+    expect(formatUsd(await books.waitForBalance(customer, before - cost))).toBe(formatUsd(before - cost));
+    expect((await books.bills(customer)).map((bill) => bill.requestId)).toEqual([requestIdOf(sentinel)]);
+    expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
+    expect(await books.usageRecords(failedIds)).toEqual([]);
+  }
+
+  describe('failures cost nothing', () => {
+    const messages = userMessages('This request fails');
+    const cases: [string, () => { model?: string; body: Record<string, unknown> }, number, Record<string, unknown>][] =
+      [
+        ['a bad temperature (400)', () => ({ body: { temperature: 5 } }), 400, { param: 'temperature', code: null }],
+        ['an upstream 500', () => ({ body: { mock: { status: 500 } } }), 500, { type: 'server_error', code: null }],
+        [
+          'an upstream 500 on a stream',
+          () => ({ body: { stream: true, mock: { status: 500 } } }),
+          500,
+          { type: 'server_error', code: null },
+        ],
+        ['an upstream 400', () => ({ body: { mock: { status: 400 } } }), 400, { code: null }],
+        [
+          'an unreachable channel (502)',
+          () => ({ model: unreachableModel, body: {} }),
+          502,
+          { type: 'server_error', code: 'upstream_unreachable' },
+        ],
+        [
+          'an abnormal upstream answer',
+          () => ({ body: { mock: { garbage: true } } }),
+          500,
+          { type: 'server_error', code: null },
+        ],
+        [
+          'an abnormal upstream stream',
+          () => ({ body: { stream: true, mock: { garbage: true } } }),
+          500,
+          { type: 'server_error', code: null },
+        ],
+      ];
+
+    it.each(cases)(
+      'should bill nothing and release the hold at once for %s',
+      async (_label, request, status, error: Record<string, any>) => {
+        const customer = await gateway.newCustomer({ balance: '10' });
+        const before = await books.balance(customer);
+        const { model: target = model, body } = request();
+
+        const response = await gateway.chat(customer.key, { model: target, messages, ...body });
+
+        expectApiError(response, status, error);
+        // The hold goes back before the error is answered.
+        expect(await books.reserved(customer.accountId)).toBe(0n);
+        expect(await books.balance(customer)).toBe(before);
+        await expectOnlySentinelBilled(customer, before, [requestIdOf(response)]);
+      },
+    );
+
+    it('should bill nothing for a disabled key (403)', async () => {
+      const customer = await gateway.newCustomer({ balance: '10' });
+      const before = await books.balance(customer);
+      const created = await gateway.call('POST', '/console/keys', { token: customer.token, body: { name: 'off' } });
+      const disabled = await gateway.call('PATCH', `/console/keys/${created.body.id}`, {
+        token: customer.token,
+        body: { status: 'disabled' },
+      });
+      expect(disabled.status).toBe(200);
+      const sentUpstream = gateway.mock.requests.length;
+
+      const response = await gateway.chat(created.body.key, { model, messages });
+
+      expectApiError(response, 403, { code: 'api_key_disabled' });
+      expect(gateway.mock.requests.length).toBe(sentUpstream);
+      expect(await books.reserved(customer.accountId)).toBe(0n);
+      await expectOnlySentinelBilled(customer, before, [requestIdOf(response)]);
+    });
+
+    it.each([
+      ['non-streaming', {}],
+      ['streaming', { stream: true }],
+    ])(
+      'should bill nothing when the client hangs up before the first byte (%s)',
+      async (_label, extra: Record<string, unknown>) => {
+        const customer = await gateway.newCustomer({ balance: '10' });
+        const before = await books.balance(customer);
+        const controller = new AbortController();
+        const pending = fetch(`${gateway.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${customer.key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model, messages, mock: { latency_ms: 1500 }, ...extra }),
+          signal: controller.signal,
+        });
+        await eventually(
+          () => books.reserved(customer.accountId),
+          (reserved) => reserved > 0n,
+        );
+        controller.abort();
+        await expect(pending).rejects.toThrow();
+
+        expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
+        // Past the upstream's answer time: the gateway had its chance to (wrongly) record something.
+        await sleep(1700);
+        expect(await books.usageRecordsOf(customer.accountId)).toEqual([]);
+        expect(await books.balance(customer)).toBe(before);
+        await expectOnlySentinelBilled(customer, before, []);
+      },
+    );
+
+    it('should bill nothing when the upstream breaks off before delivering a single token', async () => {
+      const customer = await gateway.newCustomer({ balance: '10' });
+      const before = await books.balance(customer);
+
+      const response = await gateway.chat(customer.key, { model, messages, stream: true, mock: { break_after: 0 } });
+
+      expect(response.status).toBe(200);
+      const { chunks, done } = parseEventStream(response.text);
+      expect(done).toBe(false);
+      expect(chunks.flatMap((chunk) => chunk.choices ?? []).map((choice: any) => choice.delta.content)).toEqual(['']);
+      expect(chunks.at(-1)).toEqual({ error: expect.objectContaining({ type: 'server_error' }) });
+      await expectOnlySentinelBilled(customer, before, [requestIdOf(response)]);
+    });
+  });
+
+  describe('admission (the worst-case hold)', () => {
+    it('should refuse an account with no balance without calling the upstream, until it is credited', async () => {
+      const customer = await gateway.newCustomer({ balance: '0' });
+      const sentUpstream = gateway.mock.requests.length;
+
+      const refused = await gateway.chat(customer.key, { model, messages: userMessages() });
+
+      expectApiError(refused, 403, { code: 'insufficient_balance' });
+      expect(gateway.mock.requests.length).toBe(sentUpstream);
+      expect(await books.reserved(customer.accountId)).toBe(0n);
+      expect(await books.bills(customer)).toEqual([]);
+
+      const credited = await gateway.admin('POST', `/admin/accounts/${customer.accountId}/adjustments`, {
+        amount: '1',
+        reason: 'top-up',
+      });
+      expect(credited.status).toBe(201);
+      const admitted = await gateway.chat(customer.key, { model, messages: userMessages() });
+      expect(admitted.status).toBe(200);
+      const cost = costOf(prices, wireUsageOf(admitted.body.usage));
+      expect(await books.waitForBalance(customer, usd('1') - cost)).toBe(usd('1') - cost);
+      expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
+    });
+
+    it('should refuse a request whose worst case the balance cannot cover, and admit it with a lower max_tokens', async () => {
+      const expensive = pricesOf('1', '1000');
+      const expensiveModel = await gateway.addModel({ inputPrice: '1', outputPrice: '1000', maxOutputTokens: 4000 });
+      const messages = userMessages('Write me an essay about the sea');
+      // Exactly the worst case of max_tokens 50: it covers the prompt many times over, but not one token more.
+      const balance = holdOf(messages, 50, 1, expensive);
+      expect(balance).toBeGreaterThan(100n * usageCost(expensive, estimatePromptTokens(messages), 0));
+      const customer = await gateway.newCustomer({ balance: formatUsd(balance) });
+      const sentUpstream = gateway.mock.requests.length;
+
+      const refusals = [
+        await gateway.chat(customer.key, { model: expensiveModel, messages }),
+        await gateway.chat(customer.key, { model: expensiveModel, messages, max_tokens: 1000 }),
+        await gateway.chat(customer.key, { model: expensiveModel, messages, max_tokens: 51 }),
+        await gateway.chat(customer.key, { model: expensiveModel, messages, max_tokens: 50, n: 2 }),
+        await gateway.chat(customer.key, { model: expensiveModel, messages, max_tokens: 51, stream: true }),
+      ];
+
+      for (const refused of refusals) {
+        expectApiError(refused, 403, { code: 'insufficient_balance' });
+      }
+      expect(gateway.mock.requests.length).toBe(sentUpstream);
+      expect(await books.reserved(customer.accountId)).toBe(0n);
+
+      const admitted = await gateway.chat(customer.key, { model: expensiveModel, messages, max_tokens: 50 });
+
+      expect(admitted.status).toBe(200);
+      const usage = wireUsageOf(admitted.body.usage);
+      expect(usage).toEqual(mockUsage(messages));
+      const cost = costOf(expensive, usage);
+      expect(formatUsd(await books.waitForBalance(customer, balance - cost))).toBe(formatUsd(balance - cost));
+      expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
+    });
+
+    it('should size the hold by max_completion_tokens when that is the limit given', async () => {
+      const expensive = pricesOf('1', '1000');
+      const expensiveModel = await gateway.addModel({ inputPrice: '1', outputPrice: '1000', maxOutputTokens: 4000 });
+      const messages = userMessages('Mind the newer limit parameter');
+      const balance = holdOf(messages, 40, 1, expensive);
+      const customer = await gateway.newCustomer({ balance: formatUsd(balance) });
+
+      const refused = await gateway.chat(customer.key, { model: expensiveModel, messages, max_completion_tokens: 41 });
+      const admitted = await gateway.chat(customer.key, { model: expensiveModel, messages, max_completion_tokens: 40 });
+
+      expectApiError(refused, 403, { code: 'insufficient_balance' });
+      expect(admitted.status).toBe(200);
+      const cost = costOf(expensive, wireUsageOf(admitted.body.usage));
+      expect(formatUsd(await books.waitForBalance(customer, balance - cost))).toBe(formatUsd(balance - cost));
+      expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
+    });
+  });
+
+  describe('settlement: idempotent, and isolating a bad job', () => {
+    function payloadFor(customer: Customer, overrides: Partial<SettleCompletionPayload> = {}): SettleCompletionPayload {
+      return {
+        requestId: `req_${randomUUID().replace(/-/g, '')}`,
+        accountId: customer.accountId,
+        keyId: customer.keyId,
+        modelId: model,
+        channelId: 'ch-direct',
+        inputPrice: prices.inputPrice.toString(),
+        outputPrice: prices.outputPrice.toString(),
+        promptTokens: 1234,
+        completionTokens: 567,
+        usageSource: 'upstream',
+        status: 'completed',
+        upstreamLatencyMs: 12,
+        createdAt: new Date().toISOString(),
+        ...overrides,
+      };
+    }
+    const payloadCost = (payload: SettleCompletionPayload) =>
+      costOf(prices, { promptTokens: payload.promptTokens, completionTokens: payload.completionTokens });
+
+    it('should charge once when the same payload is settled again, concurrently, or by two workers', async () => {
+      const customer = await gateway.newCustomer({ balance: '10' });
+      const before = await books.balance(customer);
+      const settlement = worker.app.get(SettlementService);
+      const twice = payloadFor(customer);
+      const together = payloadFor(customer, { completionTokens: 89 });
+      const racing = payloadFor(customer, { promptTokens: 77 });
+      const other = await TestWorker.start();
+
+      try {
+        await settlement.settle(twice);
+        await settlement.settle(twice);
+        await Promise.all([settlement.settle(together), settlement.settle(together), settlement.settle(together)]);
+        await Promise.all([settlement.settle(racing), other.app.get(SettlementService).settle(racing)]);
+      } finally {
+        await other.close();
+      }
+
+      const costs = [twice, together, racing].map(payloadCost);
+      const expected = costs.reduce((balance, cost) => balance - cost, before);
+      expect(formatUsd(await books.balance(customer))).toBe(formatUsd(expected));
+      const ids = [twice, together, racing].map((payload) => payload.requestId);
+      expect((await books.usageRecords(ids)).map((record) => record.request_id)).toEqual([...ids].sort());
+      expect((await books.ledgerByReference(ids)).map((entry) => entry.kind)).toEqual(['usage', 'usage', 'usage']);
+      expect((await books.bills(customer)).map((bill) => bill.requestId).sort()).toEqual([...ids].sort());
+    });
+
+    it('should charge once when a completed request is enqueued or settled again', async () => {
+      const customer = await gateway.newCustomer({ balance: '10' });
+      const before = await books.balance(customer);
+      const response = await gateway.chat(customer.key, { model, messages: userMessages('Once only') });
+      expect(response.status).toBe(200);
+      const cost = costOf(prices, wireUsageOf(response.body.usage));
+      await books.waitForBalance(customer, before - cost);
+      const job = await books.job(requestIdOf(response));
+      expect(job?.data).toEqual(expect.objectContaining({ requestId: requestIdOf(response) }));
+      const queued = payloadFor(customer);
+
+      const producer = gateway.app.get(BillingQueue);
+      await producer.settle(job!.data);
+      await producer.settle(queued);
+      await producer.settle(queued);
+      await worker.app.get(SettlementService).settle(job!.data);
+
+      const expected = before - cost - payloadCost(queued);
+      expect(formatUsd(await books.waitForBalance(customer, expected))).toBe(formatUsd(expected));
+      await sleep(300);
+      expect(await books.balance(customer)).toBe(expected);
+      expect(await books.bills(customer)).toHaveLength(2);
+      expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
+    });
+
+    it('should settle the good payloads of a batch that also holds one that cannot be stored', async () => {
+      const customer = await gateway.newCustomer({ balance: '10' });
+      const before = await books.balance(customer);
+      const settlement = worker.app.get(SettlementService);
+      const good = [payloadFor(customer), payloadFor(customer, { completionTokens: 3 })];
+      const poison = payloadFor(customer, { keyId: 'not-a-uuid' });
+
+      // Settled in the same tick, so the three share one batch (one transaction) at first.
+      const outcomes = await Promise.allSettled([
+        settlement.settle(good[0]),
+        settlement.settle(poison),
+        settlement.settle(good[1]),
+      ]);
+
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      const expected = before - payloadCost(good[0]) - payloadCost(good[1]);
+      expect(formatUsd(await books.balance(customer))).toBe(formatUsd(expected));
+      expect(await books.usageRecords([poison.requestId])).toEqual([]);
+      expect(await books.ledgerByReference([poison.requestId])).toEqual([]);
+      expect((await books.bills(customer)).map((bill) => bill.requestId).sort()).toEqual(
+        good.map((payload) => payload.requestId).sort(),
+      );
+    });
+
+    it('should resolve and charge nothing for a payload of an unknown account', async () => {
+      const customer = await gateway.newCustomer({ balance: '10' });
+      const before = await books.balance(customer);
+      const stranger = payloadFor(customer, { accountId: randomUUID() });
+
+      await expect(worker.app.get(SettlementService).settle(stranger)).resolves.toBeUndefined();
+
+      expect(await books.usageRecords([stranger.requestId])).toEqual([]);
+      expect(await books.ledgerByReference([stranger.requestId])).toEqual([]);
+      expect(await books.balance(customer)).toBe(before);
+    });
+  });
+
+  describe('a worker that is down', () => {
+    it('should leave the jobs queued while it is down and settle each exactly once when one starts', async () => {
+      const customer = await gateway.newCustomer({ balance: '10' });
+      const before = await books.balance(customer);
+      const messages = userMessages('Queued while the worker sleeps');
+      await worker.close();
+      let responses: HttpResult[] = [];
+      try {
+        for (const extra of [{}, {}, { stream: true }, { n: 2 }, { stream: true, max_tokens: 20 }]) {
+          responses.push(await gateway.chat(customer.key, { model, messages, ...extra }));
+        }
+        expect(responses.map((response) => response.status)).toEqual([200, 200, 200, 200, 200]);
+        const holds = holdOf(messages) * 3n + holdOf(messages, MAX_OUTPUT, 2) + holdOf(messages, 20);
+        await sleep(500);
+        expect(await books.balance(customer)).toBe(before);
+        expect(await books.bills(customer)).toEqual([]);
+        expect(await books.reserved(customer.accountId)).toBe(holds);
+        for (const response of responses) {
+          expect(await books.job(requestIdOf(response))).toBeDefined();
+        }
+      } finally {
+        worker = await TestWorker.start();
+      }
+
+      responses = responses.filter((response) => response.status === 200);
+      const n = [1, 1, 1, 2, 1];
+      const costs = responses.map((_, index) => costOf(prices, mockUsage(messages, undefined, n[index])));
+      const expected = costs.reduce((balance, cost) => balance - cost, before);
+      expect(formatUsd(await books.waitForBalance(customer, expected))).toBe(formatUsd(expected));
+      expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
+      const bills = await books.bills(customer);
+      expect(bills.map((bill) => bill.requestId).sort()).toEqual(responses.map(requestIdOf).sort());
+    });
+  });
+
+  describe('the hold sweeper', () => {
+    it('should release an orphaned hold but keep the hold of a request whose settlement is still queued', async () => {
+      const customer = await gateway.newCustomer({ balance: '10' });
+      const before = await books.balance(customer);
+      const messages = userMessages('Sweep around me');
+      const gate = gateway.app.get(BalanceGate);
+      const consumer = worker.app.get(BillingProcessor).worker;
+      await consumer.pause();
+      let response: HttpResult;
+      try {
+        response = await gateway.chat(customer.key, { model, messages });
+        expect(response.status).toBe(200);
+        const queuedHold = holdOf(messages);
+        expect(await books.reserved(customer.accountId)).toBe(queuedHold);
+        expect(await gate.hold(customer.accountId, 'req_orphan', 123n)).toEqual({ outcome: 'held' });
+        expect(await books.reserved(customer.accountId)).toBe(queuedHold + 123n);
+        await sleep(5);
+
+        const released = await worker.app.get(HoldSweeper).sweep(0);
+
+        expect(released).toBeGreaterThanOrEqual(1);
+        expect(await books.reserved(customer.accountId)).toBe(queuedHold);
+        expect(await books.balance(customer)).toBe(before);
+      } finally {
+        consumer.resume();
+      }
+      const cost = costOf(prices, wireUsageOf(response.body.usage));
+      expect(formatUsd(await books.waitForBalance(customer, before - cost))).toBe(formatUsd(before - cost));
+      expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
+      expect(await books.bills(customer)).toHaveLength(1);
+    });
+  });
+});

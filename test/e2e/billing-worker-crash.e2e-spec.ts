@@ -1,0 +1,149 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { formatUsd } from 'src/common/money/money';
+import { BillingProcessor } from 'src/modules/billing/billing.processor';
+import { Prices } from 'src/modules/billing/pricing';
+import {
+  Books,
+  costOf,
+  eventually,
+  pricesOf,
+  requestIdOf,
+  sleep,
+  userMessages,
+  wireUsageOf,
+} from 'test/e2e/billing-helpers';
+import { Customer, TestGateway, TestWorker } from 'test/support/gateway';
+import { Client } from 'pg';
+
+const INPUT_PRICE = '3.3';
+const OUTPUT_PRICE = '13.7';
+// BullMQ gives a job whose worker died back to the queue in two stalled checks: one marks the active
+// jobs as suspects, a later one moves those whose lock (30 s, no longer renewed) has lapsed. Workers
+// check every 30 s and a shared key throttles checks to one per interval, so it takes up to a minute.
+// The replacement worker below checks every second instead; the lock still has to lapse on its own.
+const STALLED_CHECK_EVERY_MS = 1_000;
+const RECOVERY_TIMEOUT_MS = 45_000;
+
+/** The real worker entrypoint in its own process; resolves once it reports Postgres and Redis reachable. */
+async function spawnWorker(): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'src/worker.ts'],
+    { cwd: join(__dirname, '..', '..'), env: { ...process.env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('worker ready')) {
+        resolve();
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`worker exited with ${code} before it was ready:\n${output}`)));
+  });
+  const timeout = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  try {
+    await ready;
+  } finally {
+    clearTimeout(timeout);
+  }
+  return child;
+}
+
+describe('billing: a worker killed in the middle of a settlement', () => {
+  let gateway: TestGateway;
+  let books: Books;
+  let model: string;
+  let prices: Prices;
+  let child: ChildProcess | null = null;
+  let worker: TestWorker | null = null;
+
+  beforeAll(async () => {
+    gateway = await TestGateway.start();
+    books = await Books.open(gateway);
+    prices = pricesOf(INPUT_PRICE, OUTPUT_PRICE);
+    model = await gateway.addModel({ inputPrice: INPUT_PRICE, outputPrice: OUTPUT_PRICE });
+  });
+  afterEach(() => books.expectBalanced());
+  afterAll(async () => {
+    if (child && child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+    }
+    await worker?.close();
+    await books.close();
+    await gateway.close();
+  });
+
+  async function chatCost(customer: Customer, content: string) {
+    const response = await gateway.chat(customer.key, { model, messages: userMessages(content) });
+    expect(response.status).toBe(200);
+    return { requestId: requestIdOf(response), cost: costOf(prices, wireUsageOf(response.body.usage)) };
+  }
+
+  it('should settle every request exactly once after a SIGKILL, charging nothing twice', async () => {
+    const customer = await gateway.newCustomer({ balance: '10' });
+    const before = await books.balance(customer);
+    child = await spawnWorker();
+
+    const settledByChild = await chatCost(customer, 'Settled before the crash');
+    const afterFirst = before - settledByChild.cost;
+    expect(await books.waitForBalance(customer, afterFirst)).toBe(afterFirst);
+
+    // Hold the account row, so the child's next settlement blocks inside its transaction.
+    const locker = new Client({ connectionString: process.env.DATABASE_URL });
+    await locker.connect();
+    let inFlight: { requestId: string; cost: bigint }[];
+    try {
+      await locker.query('BEGIN');
+      await locker.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [customer.accountId]);
+      inFlight = [await chatCost(customer, 'Caught in the crash'), await chatCost(customer, 'Also caught in it')];
+      const states = await eventually(
+        () => Promise.all(inFlight.map(async ({ requestId }) => (await books.job(requestId))?.getState())),
+        (current) => current.every((state) => state === 'active'),
+      );
+      expect(states).toEqual(['active', 'active']);
+      const waiting = await eventually(
+        async () =>
+          (
+            await locker.query<{ n: number }>(
+              `SELECT count(*)::int AS n FROM pg_stat_activity
+               WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+            )
+          ).rows[0].n,
+        (n) => n > 0,
+      );
+      expect(waiting).toBeGreaterThan(0);
+
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+    }
+
+    // The killed transaction never committed: nothing of the two requests was charged.
+    await sleep(300);
+    expect(await books.balance(customer)).toBe(afterFirst);
+    expect((await books.bills(customer)).map((bill) => bill.requestId)).toEqual([settledByChild.requestId]);
+
+    worker = await TestWorker.start();
+    const consumer = worker.app.get(BillingProcessor).worker;
+    consumer.opts.stalledInterval = STALLED_CHECK_EVERY_MS;
+    // Restarts the stalled checker, so the shorter interval applies from now on.
+    await consumer.pause(true);
+    consumer.resume();
+
+    const expected = afterFirst - inFlight[0].cost - inFlight[1].cost;
+    expect(formatUsd(await books.waitForBalance(customer, expected, RECOVERY_TIMEOUT_MS))).toBe(formatUsd(expected));
+    expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
+    const bills = await books.bills(customer);
+    expect(bills.map((bill) => bill.requestId).sort()).toEqual(
+      [settledByChild.requestId, ...inFlight.map(({ requestId }) => requestId)].sort(),
+    );
+    expect(await books.usageRecordsOf(customer.accountId)).toHaveLength(3);
+  }, 60_000);
+});
