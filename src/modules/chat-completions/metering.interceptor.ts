@@ -11,6 +11,7 @@ import { ConcurrencyLimiter } from 'src/modules/rate-limits/concurrency-limiter'
 import { requestKeys } from 'src/modules/rate-limits/gateway-throttler.guard';
 import { RateLimitPolicy } from 'src/modules/rate-limits/rate-limit-policy.service';
 import { TokenAdmission, TokenRateLimiter } from 'src/modules/rate-limits/token-rate-limiter';
+import { TokenUsage } from 'src/modules/chat-completions/upstream/provider-adapter';
 
 export type CompletionRequest = AuthenticatedRequest & { completion?: { chat: ChatRequest; meter: CompletionMeter } };
 
@@ -39,18 +40,13 @@ export class MeteringInterceptor implements NestInterceptor {
     const promptEstimate = estimatePromptTokens(messages);
     const estimate = promptEstimate + (chat.maxTokens ?? chat.model.maxOutputTokens) * chat.n;
     const releaseSlot = await this.concurrency.acquire();
-    let tokens: TokenAdmission | undefined;
     try {
-      tokens = await this.admitTokens(request, chat, estimate);
+      const { tokens, meter } = await this.admit(request, chat, principal, promptEstimate, estimate);
       void context.switchToHttp().getResponse<FastifyReply>().headers(tokens.headers);
-      const admitted = tokens;
-      const meter = await this.metering.admit(principal, request.id, chat, promptEstimate, (usage) =>
-        admitted.settle(usage.promptTokens + usage.completionTokens),
-      );
       request.completion = { chat, meter };
       const giveBack = async () => {
         if (await meter.release()) {
-          admitted.settle(0);
+          tokens.settle(0);
         }
       };
       return next.handle().pipe(
@@ -58,10 +54,40 @@ export class MeteringInterceptor implements NestInterceptor {
         finalize(releaseSlot),
       );
     } catch (error) {
-      tokens?.settle(0);
       releaseSlot();
       throw error;
     }
+  }
+
+  /**
+   * Tokens per minute and the balance hold are independent, so both Redis calls are in flight at
+   * once; whichever succeeded is undone when the other refuses (a rate limit is reported first).
+   */
+  private async admit(
+    request: CompletionRequest,
+    chat: ChatRequest,
+    principal: ApiKeyPrincipal,
+    promptEstimate: number,
+    estimate: number,
+  ): Promise<{ tokens: TokenAdmission; meter: CompletionMeter }> {
+    // Usage is recorded long after admission; by then the token admission is known.
+    const admitted: { tokens?: TokenAdmission } = {};
+    const onRecorded = (usage: TokenUsage) => admitted.tokens?.settle(usage.promptTokens + usage.completionTokens);
+    const [tokens, meter] = await Promise.allSettled([
+      this.admitTokens(request, chat, estimate),
+      this.metering.admit(principal, request.id, chat, promptEstimate, onRecorded),
+    ]);
+    if (tokens.status === 'rejected' || meter.status === 'rejected') {
+      if (tokens.status === 'fulfilled') {
+        tokens.value.settle(0);
+      }
+      if (meter.status === 'fulfilled') {
+        await meter.value.release();
+      }
+      throw tokens.status === 'rejected' ? tokens.reason : (meter as PromiseRejectedResult).reason;
+    }
+    admitted.tokens = tokens.value;
+    return { tokens: tokens.value, meter: meter.value };
   }
 
   private admitTokens(request: CompletionRequest, chat: ChatRequest, estimate: number): Promise<TokenAdmission> {
