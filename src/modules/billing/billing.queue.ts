@@ -14,6 +14,7 @@ export class BillingQueue {
       jobId: payload.requestId,
       attempts: 20,
       backoff: { type: 'exponential', delay: 1_000 },
+      // Kept an hour for operators to inspect; deduplication does not depend on it (Postgres does that).
       removeOnComplete: { age: 3_600, count: 50_000 },
       removeOnFail: false,
     });

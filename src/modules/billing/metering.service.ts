@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Logger } from 'pino';
 import { ApiKeyPrincipal } from 'src/common/decorators/auth.decorators';
+import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { LOGGER } from 'src/common/logging/logger';
 import { formatUsd } from 'src/common/money/money';
@@ -104,7 +105,7 @@ export class MeteringService {
       await this.release(context);
       return usage;
     }
-    await this.queue.settle({
+    const payload: SettleCompletionPayload = {
       requestId: context.requestId,
       accountId: principal.accountId,
       keyId: principal.keyId,
@@ -118,7 +119,18 @@ export class MeteringService {
       status: result.status,
       upstreamLatencyMs: result.upstreamLatencyMs,
       createdAt: context.receivedAt.toISOString(),
-    });
+    };
+    // Durable before the answer's last bytes (one Redis write); the job itself is enqueued without
+    // the client waiting for it. Should this process die in between, the sweeper enqueues it.
+    await this.gate.recordUsage(principal.accountId, context.requestId, JSON.stringify(payload));
+    this.queue
+      .settle(payload)
+      .catch((error: Error) =>
+        this.logger.warn(
+          { err: error.message, reqId: context.requestId },
+          'settlement enqueue failed; the sweeper will',
+        ),
+      );
     return usage;
   }
 

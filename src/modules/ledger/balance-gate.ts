@@ -7,6 +7,10 @@ import { REDIS } from 'src/common/redis/redis.tokens';
 const snapshotKey = (accountId: string) => `gw:bal:${accountId}`;
 const holdsKey = (accountId: string) => `gw:holds:${accountId}`;
 const HOLD_INDEX = 'gw:holds:index';
+// Usage recorded for a hold whose settlement job may not exist yet: {requestId: payload JSON}, and
+// the same by time, so the sweeper can enqueue what an API process recorded but died before enqueuing.
+const usageKey = (accountId: string) => `gw:usage:${accountId}`;
+const USAGE_INDEX = 'gw:usage:index';
 
 // Amounts are passed as strings and moved with HINCRBY so the arithmetic stays exact 64-bit; only the
 // admission comparison goes through Lua numbers (exact below 2^53 nano-dollars, about $9 million).
@@ -40,6 +44,8 @@ if amount then
   redis.call('HINCRBY', KEYS[1], 'reserved', '-' .. amount)
 end
 redis.call('ZREM', KEYS[3], ARGV[2])
+redis.call('HDEL', KEYS[4], ARGV[1])
+redis.call('ZREM', KEYS[5], ARGV[2])
 if ARGV[3] ~= '' then sync(KEYS[1], ARGV[3], ARGV[4]) end
 return amount and 1 or 0`;
 
@@ -60,7 +66,7 @@ export class BalanceGate {
   constructor(@Inject(REDIS) private readonly redis: Redis) {
     this.redis.defineCommand('gatewayHold', { numberOfKeys: 3, lua: HOLD_SCRIPT });
     this.redis.defineCommand('gatewaySync', { numberOfKeys: 1, lua: SYNC_SCRIPT });
-    this.redis.defineCommand('gatewayRelease', { numberOfKeys: 3, lua: RELEASE_SCRIPT });
+    this.redis.defineCommand('gatewayRelease', { numberOfKeys: 5, lua: RELEASE_SCRIPT });
   }
 
   /** Reserves `amount` for `requestId` if the available balance covers it; a repeat of the same request is a no-op. */
@@ -86,6 +92,8 @@ export class BalanceGate {
       snapshotKey(accountId),
       holdsKey(accountId),
       HOLD_INDEX,
+      usageKey(accountId),
+      USAGE_INDEX,
       requestId,
       `${accountId}:${requestId}`,
       snapshot?.balance.toString() ?? '',
@@ -104,6 +112,8 @@ export class BalanceGate {
         snapshotKey(accountId),
         holdsKey(accountId),
         HOLD_INDEX,
+        usageKey(accountId),
+        USAGE_INDEX,
         requestId,
         `${accountId}:${requestId}`,
         snapshot?.balance.toString() ?? '',
@@ -115,6 +125,36 @@ export class BalanceGate {
     if (failed) {
       throw failed[0]!;
     }
+  }
+
+  /**
+   * Records a completion's usage beside its hold, in one write: durable as soon as it returns, so
+   * an answer may be finished before its settlement job is enqueued.
+   */
+  async recordUsage(accountId: string, requestId: string, payload: string): Promise<void> {
+    const member = `${accountId}:${requestId}`;
+    await this.redis.multi().hset(usageKey(accountId), requestId, payload).zadd(USAGE_INDEX, Date.now(), member).exec();
+  }
+
+  async hasRecordedUsage(accountId: string, requestId: string): Promise<boolean> {
+    return (await this.redis.hexists(usageKey(accountId), requestId)) === 1;
+  }
+
+  /** Usage recorded before `olderThanMs` ago and not settled since: [accountId, requestId, payload]. */
+  async staleUsage(olderThanMs: number, limit: number): Promise<[string, string, string][]> {
+    const members = await this.redis.zrangebyscore(USAGE_INDEX, '-inf', Date.now() - olderThanMs, 'LIMIT', 0, limit);
+    const found: [string, string, string][] = [];
+    for (const member of members) {
+      const separator = member.indexOf(':');
+      const [accountId, requestId] = [member.slice(0, separator), member.slice(separator + 1)];
+      const payload = await this.redis.hget(usageKey(accountId), requestId);
+      if (payload === null) {
+        await this.redis.zrem(USAGE_INDEX, member);
+      } else {
+        found.push([accountId, requestId, payload]);
+      }
+    }
+    return found;
   }
 
   /** Records a balance read from Postgres, unless Redis already has a newer one. */

@@ -1,0 +1,95 @@
+import { join } from 'node:path';
+import { ChildProcesses, freePort, Started } from 'src/bench/child-processes';
+import {
+  BENCH_DATABASE_URL,
+  BENCH_REDIS_URL,
+  flushBenchRedis,
+  gatewayEnv,
+  recreateDatabase,
+  seedGateway,
+} from 'src/bench/gateway-setup';
+import { Scenario, upstreamsOf } from 'src/bench/scenarios';
+
+/** A process answering load, and where. */
+export interface Endpoint {
+  origin: string;
+  pid: number;
+}
+
+export interface BenchEnvironment {
+  /** Per mock id: the mock itself and, when some scenario wants it, the passthrough proxy in front of it. */
+  upstreams: Map<string, { direct: Endpoint; passthrough?: Endpoint }>;
+  gateway?: { api: Endpoint; workerPid: number; apiKey: string };
+}
+
+// Compiled layout: this file is dist/bench/bench-environment.js.
+const DIST = join(__dirname, '..');
+const UPSTREAM_PROBE = { headers: { authorization: 'Bearer probe' } };
+
+/** Starts only what the selected scenarios need: their mocks, proxies, and (if any wants it) the gateway. */
+export async function startEnvironment(
+  scenarios: Scenario[],
+  children: ChildProcesses,
+  log: (line: string) => void,
+): Promise<BenchEnvironment> {
+  const environment: BenchEnvironment = { upstreams: new Map() };
+  const behindGateway: { id: string; origin: string }[] = [];
+  for (const { spec, passthrough, gateway } of upstreamsOf(scenarios)) {
+    const port = await freePort();
+    const script = join(DIST, 'bin', 'mock-upstream.js');
+    const args = [
+      '--port',
+      String(port),
+      '--latency-ms',
+      String(spec.latencyMs),
+      '--chunk-delay-ms',
+      String(spec.chunkDelayMs),
+    ];
+    const mock = children.startNode(`mock-${spec.id}`, [script, ...args], process.env);
+    const direct = { origin: `http://127.0.0.1:${port}`, pid: mock.pid };
+    await children.waitForHttp(mock, `${direct.origin}/v1/models`, UPSTREAM_PROBE);
+    environment.upstreams.set(spec.id, {
+      direct,
+      passthrough: passthrough ? await startProxy(children, spec.id, direct.origin) : undefined,
+    });
+    if (gateway) {
+      behindGateway.push({ id: spec.id, origin: direct.origin });
+    }
+    log(`mock ${spec.id} (latency ${spec.latencyMs} ms, chunk delay ${spec.chunkDelayMs} ms) at ${direct.origin}`);
+  }
+  if (behindGateway.length > 0) {
+    environment.gateway = await startGateway(children, behindGateway, log);
+  }
+  return environment;
+}
+
+async function startProxy(children: ChildProcesses, id: string, target: string): Promise<Endpoint> {
+  const port = await freePort();
+  const args = [join(__dirname, 'passthrough-proxy.main.js'), '--port', String(port), '--target', target];
+  const proxy = children.startNode(`passthrough-${id}`, args, process.env);
+  const endpoint = { origin: `http://127.0.0.1:${port}`, pid: proxy.pid };
+  await children.waitForHttp(proxy, `${endpoint.origin}/v1/models`, UPSTREAM_PROBE);
+  return endpoint;
+}
+
+/** A fresh database and Redis db, the API and the worker as deployed, then catalog, account and key. */
+async function startGateway(
+  children: ChildProcesses,
+  upstreams: { id: string; origin: string }[],
+  log: (line: string) => void,
+): Promise<BenchEnvironment['gateway']> {
+  const applied = await recreateDatabase();
+  await flushBenchRedis();
+  log(
+    `database ${new URL(BENCH_DATABASE_URL).pathname.slice(1)} recreated (${applied} migrations), ${BENCH_REDIS_URL} flushed`,
+  );
+  const port = await freePort();
+  const { env, adminToken } = gatewayEnv(port);
+  const api: Started = children.startNode('gateway-api', [join(DIST, 'main.js')], env);
+  const worker = children.startNode('gateway-worker', [join(DIST, 'worker.js')], env);
+  const origin = `http://127.0.0.1:${port}`;
+  await children.waitForHttp(api, `${origin}/health/ready`, {}, 60_000);
+  const apiKey = await seedGateway(origin, adminToken, upstreams);
+  log(`gateway at ${origin} (api pid ${api.pid}, worker pid ${worker.pid}), seeded ${upstreams.length} channel(s)`);
+  return { api: { origin, pid: api.pid }, workerPid: worker.pid, apiKey };
+}

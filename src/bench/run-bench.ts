@@ -1,0 +1,148 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BenchEnvironment, Endpoint, startEnvironment } from 'src/bench/bench-environment';
+import { BenchOptions } from 'src/bench/bench-options';
+import { BillingBacklogProbe } from 'src/bench/billing-backlog';
+import { ChildProcesses } from 'src/bench/child-processes';
+import { BENCH_REDIS_URL, benchModelId } from 'src/bench/gateway-setup';
+import { runJsonLoad } from 'src/bench/json-load';
+import { LoadTarget } from 'src/bench/load-result';
+import { ProcessSampler } from 'src/bench/process-sampler';
+import { BenchReport, BenchRow, compareToBaselines, machineInfo } from 'src/bench/report';
+import { planScenarios, Scenario, Target } from 'src/bench/scenarios';
+import { runStreamLoad } from 'src/bench/stream-load';
+
+/** How long settlement may take to catch up after a gateway run before the next run starts anyway. */
+const DRAIN_LIMIT_MS = 60_000;
+/** Quiet pause before each run: sockets of the last run close, processes collect garbage. */
+const QUIET_MS = 1_000;
+/** CI wants its answer in seconds and ignores timings anyway. */
+const SMOKE_QUIET_MS = 200;
+/** CPU of processes not ours (percent of one core) above which a run's figures are flagged as disturbed. */
+const OTHER_CPU_WARN_PERCENT = 20;
+/** Budget for starting everything (database, migrations, processes, seeding). */
+const SETUP_BUDGET_SEC = 120;
+
+/** The overall limit when --timeout is not given: generous, so that it only ever stops a hang. */
+export function overallTimeoutSec(options: BenchOptions): number {
+  const runs = planScenarios(options).reduce((sum, scenario) => sum + scenario.targets.length, 0);
+  return options.timeoutSec ?? SETUP_BUDGET_SEC + runs * (options.warmupSec + options.durationSec + 45);
+}
+
+/** Starts the environment, runs every selected scenario against each of its targets in turn, and reports. */
+export async function runBench(
+  options: BenchOptions,
+  children: ChildProcesses,
+  log: (line: string) => void,
+): Promise<BenchReport> {
+  const startedAt = new Date().toISOString();
+  const scenarios = planScenarios(options);
+  if (scenarios.length === 0) {
+    throw new Error(`--only ${options.only.join(',')} matches no scenario`);
+  }
+  const environment = await startEnvironment(scenarios, children, log);
+  const probe = environment.gateway ? new BillingBacklogProbe(BENCH_REDIS_URL) : undefined;
+  try {
+    const rows: BenchRow[] = [];
+    for (const scenario of scenarios) {
+      for (const target of scenario.targets) {
+        await sleep(options.smoke ? SMOKE_QUIET_MS : QUIET_MS);
+        log(`${scenario.name} → ${target}: ${scenario.clients} client(s), ${options.durationSec}s`);
+        const row = await runOne(scenario, target, environment, options, children, probe);
+        log(`  ${row.requestsPerSec} req/s, p50 ${row.latencyMs?.p50 ?? '-'} ms, failures ${failures(row)}`);
+        if (row.otherCpuPercent > OTHER_CPU_WARN_PERCENT) {
+          log(`  warning: processes outside the bench used ${row.otherCpuPercent}% CPU meanwhile; figures are skewed`);
+        }
+        rows.push(row);
+      }
+    }
+    compareToBaselines(rows);
+    return {
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      machine: machineInfo(),
+      options: { ...options },
+      rows,
+    };
+  } finally {
+    await probe?.close();
+  }
+}
+
+export function failures(row: BenchRow): number {
+  return row.non2xx + row.errors + row.warmupFailures;
+}
+
+async function runOne(
+  scenario: Scenario,
+  target: Target,
+  environment: BenchEnvironment,
+  options: BenchOptions,
+  children: ChildProcesses,
+  probe: BillingBacklogProbe | undefined,
+): Promise<BenchRow> {
+  const { endpoint, apiKey } = resolveTarget(environment, scenario, target);
+  const load: LoadTarget = {
+    origin: endpoint.origin,
+    path: '/v1/chat/completions',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+    body: JSON.stringify({
+      model: benchModelId(scenario.upstream.id),
+      messages: [{ role: 'user', content: 'Hello' }],
+      max_tokens: 64,
+      ...(scenario.stream ? { stream: true } : {}),
+    }),
+  };
+  const workerPid = target === 'gateway' ? environment.gateway?.workerPid : undefined;
+  const named = { server: endpoint.pid, loadgen: process.pid, ...(workerPid ? { worker: workerPid } : {}) };
+  const sampler = new ProcessSampler(named, new Set([process.pid, ...children.pids()]));
+  const run = scenario.stream ? runStreamLoad : runJsonLoad;
+  const warmupSec = Math.max(options.warmupSec, scenario.minWarmupSec ?? 0);
+  let usage;
+  let result;
+  try {
+    result = await run(load, scenario.clients, warmupSec, options.durationSec);
+  } finally {
+    usage = sampler.stop();
+  }
+  children.assertAlive();
+  return {
+    scenario: scenario.name,
+    target,
+    stream: scenario.stream,
+    clients: scenario.clients,
+    upstreamLatencyMs: scenario.upstream.latencyMs,
+    chunkDelayMs: scenario.upstream.chunkDelayMs,
+    warmupSec,
+    ...result,
+    server: usage.processes.server ?? null,
+    worker: usage.processes.worker ?? null,
+    loadgen: usage.processes.loadgen ?? null,
+    hostCpuPercent: usage.hostCpuPercent,
+    otherCpuPercent: usage.otherCpuPercent,
+    listenOverflows: usage.listenOverflows,
+    // Read right after the run: what settlement still owes at that moment, then how long it takes to catch up.
+    billing: target === 'gateway' && probe ? await probe.measure(DRAIN_LIMIT_MS) : null,
+    vsDirect: null,
+    vsPassthrough: null,
+  };
+}
+
+function resolveTarget(
+  environment: BenchEnvironment,
+  scenario: Scenario,
+  target: Target,
+): { endpoint: Endpoint; apiKey: string } {
+  const upstream = environment.upstreams.get(scenario.upstream.id);
+  // The mock accepts any bearer token; sending the gateway's key everywhere keeps requests byte-identical.
+  const apiKey = environment.gateway?.apiKey ?? 'sk-bench';
+  const endpoint =
+    target === 'gateway'
+      ? environment.gateway?.api
+      : target === 'passthrough'
+        ? upstream?.passthrough
+        : upstream?.direct;
+  if (!endpoint) {
+    throw new Error(`no ${target} endpoint was started for ${scenario.name}`);
+  }
+  return { endpoint, apiKey };
+}

@@ -1,0 +1,91 @@
+import { BenchOptions } from 'src/bench/bench-options';
+
+/** Who answers: the mock itself, our bare Node proxy in front of it, or the real gateway in front of it. */
+export type Target = 'direct' | 'passthrough' | 'gateway';
+
+/** One mock upstream process; every scenario names the one it runs against. */
+export interface UpstreamSpec {
+  /** Also the suffix of its channel and model ids in the gateway. */
+  id: string;
+  latencyMs: number;
+  chunkDelayMs: number;
+}
+
+export interface Scenario {
+  name: string;
+  stream: boolean;
+  clients: number;
+  upstream: UpstreamSpec;
+  targets: Target[];
+  /** A floor under --warmup: enough to connect every client gently and finish one stream each. */
+  minWarmupSec?: number;
+}
+
+/** Upstream latencies every load shape is measured against: none (pure overhead) and a short real-ish one. */
+const LATENCIES_MS = [0, 50];
+const CLIENT_COUNTS = [1, 50];
+const ALL_TARGETS: Target[] = ['direct', 'passthrough', 'gateway'];
+
+/**
+ * The plan: non-stream (`json-…`) and stream (`sse-…`) at 1 and 50 clients against each latency,
+ * then many slow streams against the gateway alone (the baselines hold open sockets trivially;
+ * the question is whether the gateway's per-stream state and settlement keep up).
+ * Names avoid "nonstream" so that `--only sse` and `--only json` select cleanly.
+ */
+export function planScenarios(options: BenchOptions): Scenario[] {
+  const all = options.smoke ? smokeScenarios(options) : fullScenarios(options);
+  return options.only.length === 0 ? all : all.filter((s) => options.only.some((part) => s.name.includes(part)));
+}
+
+function upstreamsFor(options: BenchOptions): UpstreamSpec[] {
+  return LATENCIES_MS.map((latencyMs) => ({ id: `up${latencyMs}ms`, latencyMs, chunkDelayMs: options.chunkDelayMs }));
+}
+
+/** CI: the cheapest mock, one client, both wire modes, the gateway against its reference. */
+function smokeScenarios(options: BenchOptions): Scenario[] {
+  const upstream = upstreamsFor(options)[0];
+  return [false, true].map((stream) => ({
+    name: `${stream ? 'sse' : 'json'}-c1-${upstream.id}`,
+    stream,
+    clients: 1,
+    upstream,
+    targets: ['direct', 'gateway'],
+  }));
+}
+
+function fullScenarios(options: BenchOptions): Scenario[] {
+  const upstreams = upstreamsFor(options);
+  const scenarios: Scenario[] = [];
+  for (const stream of [false, true]) {
+    for (const upstream of upstreams) {
+      for (const clients of CLIENT_COUNTS) {
+        const name = `${stream ? 'sse' : 'json'}-c${clients}-${upstream.id}`;
+        scenarios.push({ name, stream, clients, upstream, targets: ALL_TARGETS });
+      }
+    }
+  }
+  const slow = { id: `slow${options.slowChunkDelayMs}ms`, latencyMs: 0, chunkDelayMs: options.slowChunkDelayMs };
+  scenarios.push({
+    name: `sse-c${options.slowClients}-${slow.id}`,
+    stream: true,
+    clients: options.slowClients,
+    upstream: slow,
+    targets: ['gateway'],
+    // A thousand connects at once overflow any default accept queue (511); ramping them over two
+    // seconds measures the steady state of many open streams rather than a connect storm.
+    minWarmupSec: 3,
+  });
+  return scenarios;
+}
+
+/** The distinct mocks the selected scenarios need, and which of them need a passthrough proxy or the gateway. */
+export function upstreamsOf(scenarios: Scenario[]): { spec: UpstreamSpec; passthrough: boolean; gateway: boolean }[] {
+  const byId = new Map<string, { spec: UpstreamSpec; passthrough: boolean; gateway: boolean }>();
+  for (const scenario of scenarios) {
+    const entry = byId.get(scenario.upstream.id) ?? { spec: scenario.upstream, passthrough: false, gateway: false };
+    entry.passthrough ||= scenario.targets.includes('passthrough');
+    entry.gateway ||= scenario.targets.includes('gateway');
+    byId.set(scenario.upstream.id, entry);
+  }
+  return [...byId.values()];
+}
