@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Logger } from 'pino';
 import { createApiApp } from 'src/app.factory';
 import { createLogger } from 'src/common/logging/logger';
-import { AppConfig, ConfigError, loadConfig } from 'src/config/app-config';
+import { AppConfig, loadConfigOrExit } from 'src/config/app-config';
 import { ShutdownState } from 'src/modules/health/shutdown.state';
 
 async function bootstrap(config: AppConfig, logger: Logger): Promise<void> {
@@ -30,13 +30,7 @@ async function bootstrap(config: AppConfig, logger: Logger): Promise<void> {
 }
 
 function main(): void {
-  let config: AppConfig;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    process.stderr.write(`${error instanceof ConfigError ? error.message : String(error)}\n`);
-    process.exit(1);
-  }
+  const config = loadConfigOrExit();
   const logger = createLogger(config, 'api');
   bootstrap(config, logger).catch((error: Error) => {
     logger.fatal({ err: error }, 'api failed to start');

@@ -1,17 +1,11 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { createLogger, PinoNestLogger } from 'src/common/logging/logger';
-import { AppConfig, ConfigError, loadConfig } from 'src/config/app-config';
+import { loadConfigOrExit } from 'src/config/app-config';
 import { WorkerModule } from 'src/worker.module';
 
 function main(): void {
-  let config: AppConfig;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    process.stderr.write(`${error instanceof ConfigError ? error.message : String(error)}\n`);
-    process.exit(1);
-  }
+  const config = loadConfigOrExit();
   const logger = createLogger(config, 'worker');
   NestFactory.createApplicationContext(WorkerModule.forRoot(config, logger), { logger: new PinoNestLogger(logger) })
     .then((app) => {

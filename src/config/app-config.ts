@@ -81,3 +81,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 
 /** Injection token; the value is the AppConfig validated at boot. */
 export const APP_CONFIG = Symbol('APP_CONFIG');
+
+/** For entrypoints: the validated config, or one line naming the bad variable on stderr and exit 1. */
+export function loadConfigOrExit(): AppConfig {
+  try {
+    return loadConfig();
+  } catch (error) {
+    process.stderr.write(`${error instanceof ConfigError ? error.message : String(error)}\n`);
+    process.exit(1);
+  }
+}

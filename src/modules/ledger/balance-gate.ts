@@ -88,17 +88,7 @@ export class BalanceGate {
 
   /** Drops the hold (idempotent), and records the account's new balance when one is given. */
   async release(accountId: string, requestId: string, snapshot?: BalanceSnapshot): Promise<boolean> {
-    const released = (await this.command('gatewayRelease')(
-      snapshotKey(accountId),
-      holdsKey(accountId),
-      HOLD_INDEX,
-      usageKey(accountId),
-      USAGE_INDEX,
-      requestId,
-      `${accountId}:${requestId}`,
-      snapshot?.balance.toString() ?? '',
-      snapshot?.version.toString() ?? '',
-    )) as number;
+    const released = (await this.command('gatewayRelease')(...releaseArgs(accountId, requestId, snapshot))) as number;
     return released === 1;
   }
 
@@ -108,17 +98,7 @@ export class BalanceGate {
       exec(): Promise<[Error | null, unknown][] | null>;
     };
     for (const { accountId, requestId, snapshot } of items) {
-      pipeline.gatewayRelease(
-        snapshotKey(accountId),
-        holdsKey(accountId),
-        HOLD_INDEX,
-        usageKey(accountId),
-        USAGE_INDEX,
-        requestId,
-        `${accountId}:${requestId}`,
-        snapshot?.balance.toString() ?? '',
-        snapshot?.version.toString() ?? '',
-      );
+      pipeline.gatewayRelease(...releaseArgs(accountId, requestId, snapshot));
     }
     const results = await pipeline.exec();
     const failed = results?.find(([error]) => error);
@@ -178,4 +158,19 @@ export class BalanceGate {
   private command(name: string): (...args: string[]) => Promise<unknown> {
     return (this.redis as unknown as Record<string, (...args: string[]) => Promise<unknown>>)[name].bind(this.redis);
   }
+}
+
+/** Keys and arguments of RELEASE_SCRIPT for one hold. */
+function releaseArgs(accountId: string, requestId: string, snapshot?: BalanceSnapshot): string[] {
+  return [
+    snapshotKey(accountId),
+    holdsKey(accountId),
+    HOLD_INDEX,
+    usageKey(accountId),
+    USAGE_INDEX,
+    requestId,
+    `${accountId}:${requestId}`,
+    snapshot?.balance.toString() ?? '',
+    snapshot?.version.toString() ?? '',
+  ];
 }

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
 import { DateRangeQueryDto, PageQueryDto } from 'src/common/http/date-range.dto';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
@@ -6,7 +6,8 @@ import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto'
 export const USAGE_GROUPINGS = ['day', 'model', 'key'] as const;
 export type UsageGrouping = (typeof USAGE_GROUPINGS)[number];
 
-export class UsageQueryDto extends DateRangeQueryDto {
+/** Filters shared by the usage totals and the bills. */
+class UsageFilterDto {
   @ApiPropertyOptional({ example: 'gpt-4o' })
   @IsOptional()
   @IsString()
@@ -17,25 +18,16 @@ export class UsageQueryDto extends DateRangeQueryDto {
   @IsOptional()
   @IsUUID('all', { message: 'keyId must be a UUID' })
   keyId?: string;
+}
 
+export class UsageQueryDto extends IntersectionType(DateRangeQueryDto, UsageFilterDto) {
   @ApiPropertyOptional({ enum: USAGE_GROUPINGS, default: 'day' })
   @IsOptional()
   @IsIn(USAGE_GROUPINGS, { message: 'groupBy must be one of: day, model, key' })
   groupBy: UsageGrouping = 'day';
 }
 
-export class BillsQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ example: 'gpt-4o' })
-  @IsOptional()
-  @IsString()
-  @MaxLength(128)
-  model?: string;
-
-  @ApiPropertyOptional({ format: 'uuid' })
-  @IsOptional()
-  @IsUUID('all', { message: 'keyId must be a UUID' })
-  keyId?: string;
-}
+export class BillsQueryDto extends IntersectionType(PageQueryDto, UsageFilterDto) {}
 
 export class UsageRowDto {
   @ApiPropertyOptional({ description: 'With groupBy=day', example: '2026-11-21' })
