@@ -19,6 +19,8 @@ import {
   stringField,
   textOf,
   toolCallsOf,
+  providerErrorDetails,
+  TranslatingStreamTranslator,
   unixNow,
   WireMessage,
 } from 'src/modules/chat-completions/upstream/translation';
@@ -122,8 +124,7 @@ export class AnthropicAdapter implements ProviderAdapter {
   }
 
   errorDetails(upstream: unknown): { message: string; param: string | null } | null {
-    const error = isRecord(upstream) && isRecord(upstream.error) ? upstream.error : null;
-    return error && typeof error.message === 'string' ? { message: error.message, param: null } : null;
+    return providerErrorDetails(upstream);
   }
 }
 
@@ -189,21 +190,11 @@ function usageOf(usage: unknown): TokenUsage | null {
 }
 
 /** Anthropic's event stream (message_start, content_block_*, message_delta, message_stop) as our chunks. */
-class AnthropicStreamTranslator implements StreamTranslator {
-  private base = { id: '', created: unixNow(), model: '' };
+class AnthropicStreamTranslator extends TranslatingStreamTranslator {
   private promptTokens: number | null = null;
   /** Anthropic reports output tokens in message_delta; until then usage is unknown (an aborted stream is counted). */
   private completionTokens: number | null = null;
-  private done = false;
-  private delivered = '';
   private readonly toolIndexByBlock = new Map<number, number>();
-
-  constructor(
-    modelId: string,
-    private readonly clientWantsUsage: boolean,
-  ) {
-    this.base.model = modelId;
-  }
 
   translate(event: string): string[] {
     const data = eventData(event);
@@ -280,17 +271,5 @@ class AnthropicStreamTranslator implements StreamTranslator {
       return null;
     }
     return { promptTokens: this.promptTokens, completionTokens: this.completionTokens };
-  }
-
-  finished(): boolean {
-    return this.done;
-  }
-
-  deliveredText(): string {
-    return this.delivered;
-  }
-
-  usageEvent(usage: TokenUsage): string {
-    return chunkEvent(this.base, null, wireUsage(usage));
   }
 }

@@ -19,6 +19,8 @@ import {
   stringField,
   textOf,
   toolCallsOf,
+  providerErrorDetails,
+  TranslatingStreamTranslator,
   unixNow,
   WireMessage,
 } from 'src/modules/chat-completions/upstream/translation';
@@ -82,8 +84,7 @@ export class GeminiAdapter implements ProviderAdapter {
   }
 
   errorDetails(upstream: unknown): { message: string; param: string | null } | null {
-    const error = isRecord(upstream) && isRecord(upstream.error) ? upstream.error : null;
-    return error && typeof error.message === 'string' ? { message: error.message, param: null } : null;
+    return providerErrorDetails(upstream);
   }
 }
 
@@ -197,19 +198,9 @@ function usageOf(metadata: unknown): TokenUsage | null {
 }
 
 /** Gemini's SSE stream (whole candidate snapshots, no [DONE]) as our chunks. */
-class GeminiStreamTranslator implements StreamTranslator {
-  private readonly base = { id: `chatcmpl-${unixNow()}`, created: unixNow(), model: '' };
+class GeminiStreamTranslator extends TranslatingStreamTranslator {
   private started = false;
-  private done = false;
   private reported: TokenUsage | null = null;
-  private delivered = '';
-
-  constructor(
-    modelId: string,
-    private readonly clientWantsUsage: boolean,
-  ) {
-    this.base.model = modelId;
-  }
 
   translate(event: string): string[] {
     const data = eventData(event);
@@ -253,17 +244,5 @@ class GeminiStreamTranslator implements StreamTranslator {
 
   usage(): TokenUsage | null {
     return this.done ? this.reported : null;
-  }
-
-  finished(): boolean {
-    return this.done;
-  }
-
-  deliveredText(): string {
-    return this.delivered;
-  }
-
-  usageEvent(usage: TokenUsage): string {
-    return chunkEvent(this.base, null, wireUsage(usage));
   }
 }

@@ -1,5 +1,10 @@
 import { ApiError } from 'src/common/errors/api-error';
-import { isRecord } from 'src/modules/chat-completions/upstream/provider-adapter';
+import {
+  isRecord,
+  StreamTranslator,
+  TokenUsage,
+  wireUsage,
+} from 'src/modules/chat-completions/upstream/provider-adapter';
 
 /** Shared pieces for translating our wire format to other providers' APIs. */
 
@@ -119,3 +124,38 @@ export const unixNow = () => Math.floor(Date.now() / 1000);
 
 /** A string field of a message, or '' (ids and names come from clients and may be anything). */
 export const stringField = (value: unknown): string => (typeof value === 'string' ? value : '');
+
+/** `{ error: { message } }`, as both Anthropic and Google shape their error bodies. */
+export function providerErrorDetails(upstream: unknown): { message: string; param: string | null } | null {
+  const error = isRecord(upstream) && isRecord(upstream.error) ? upstream.error : null;
+  return error && typeof error.message === 'string' ? { message: error.message, param: null } : null;
+}
+
+/** What translating stream translators share: our chunk identity, the end flag and the delivered text. */
+export abstract class TranslatingStreamTranslator implements StreamTranslator {
+  protected readonly base = { id: `chatcmpl-${unixNow()}`, created: unixNow(), model: '' };
+  protected done = false;
+  protected delivered = '';
+
+  constructor(
+    modelId: string,
+    protected readonly clientWantsUsage: boolean,
+  ) {
+    this.base.model = modelId;
+  }
+
+  abstract translate(event: string): string[];
+  abstract usage(): TokenUsage | null;
+
+  finished(): boolean {
+    return this.done;
+  }
+
+  deliveredText(): string {
+    return this.delivered;
+  }
+
+  usageEvent(usage: TokenUsage): string {
+    return chunkEvent(this.base, null, wireUsage(usage));
+  }
+}
