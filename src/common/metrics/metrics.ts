@@ -1,7 +1,9 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** One registry per process; counters are plain increments, cheap enough for the hot path. */
 export const metricsRegistry = new Registry();
+// Heap, RSS, GC, event-loop lag and handles: what an operator looks at first when latency moves.
+collectDefaultMetrics({ register: metricsRegistry });
 
 export const metrics = {
   completions: new Counter({
