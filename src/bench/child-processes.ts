@@ -42,6 +42,8 @@ export class ChildProcesses {
       }
       const entry: Entry = { name, pid: child.pid, logFile, child, exited: false };
       child.once('exit', () => (entry.exited = true));
+      // A spawn failure arrives as 'error' (and maybe no 'exit'); unhandled it would crash the bench.
+      child.once('error', () => (entry.exited = true));
       this.entries.push(entry);
       return { name, pid: child.pid, logFile };
     } finally {

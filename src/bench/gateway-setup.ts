@@ -43,6 +43,26 @@ export function gatewayEnv(port: number): { env: NodeJS.ProcessEnv; adminToken: 
   return { env, adminToken };
 }
 
+/**
+ * One bench at a time per Postgres server: a second one would drop the first one's database and
+ * flush its Redis db mid-run. A session-level advisory lock, held on its own connection until
+ * `release` (or until the process dies, when Postgres drops it by itself).
+ */
+export async function acquireBenchLock(): Promise<() => Promise<void>> {
+  const url = new URL(BENCH_DATABASE_URL);
+  url.pathname = '/postgres';
+  const client = new Client({ connectionString: url.toString() });
+  await client.connect();
+  const { rows } = await client.query<{ locked: boolean }>(
+    "SELECT pg_try_advisory_lock(hashtext('llm-gateway-bench')) AS locked",
+  );
+  if (!rows[0]?.locked) {
+    await client.end();
+    throw new Error('another bench is running against this Postgres server; wait for it to finish');
+  }
+  return () => client.end();
+}
+
 /** Drop and create the bench database, then apply every migration. */
 export async function recreateDatabase(): Promise<number> {
   const url = new URL(BENCH_DATABASE_URL);

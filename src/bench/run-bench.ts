@@ -3,10 +3,10 @@ import { BenchEnvironment, Endpoint, startEnvironment } from 'src/bench/bench-en
 import { BenchOptions } from 'src/bench/bench-options';
 import { BillingBacklogProbe } from 'src/bench/billing-backlog';
 import { ChildProcesses } from 'src/bench/child-processes';
-import { BENCH_REDIS_URL, benchModelId } from 'src/bench/gateway-setup';
+import { acquireBenchLock, BENCH_REDIS_URL, benchModelId } from 'src/bench/gateway-setup';
 import { runJsonLoad } from 'src/bench/json-load';
-import { LoadTarget } from 'src/bench/load-result';
-import { ProcessSampler } from 'src/bench/process-sampler';
+import { LoadResult, LoadTarget } from 'src/bench/load-result';
+import { ProcessSampler, SampledUsage } from 'src/bench/process-sampler';
 import { BenchReport, BenchRow, compareToBaselines, machineInfo } from 'src/bench/report';
 import { planScenarios, Scenario, Target } from 'src/bench/scenarios';
 import { runStreamLoad } from 'src/bench/stream-load';
@@ -39,9 +39,12 @@ export async function runBench(
   if (scenarios.length === 0) {
     throw new Error(`--only ${options.only.join(',')} matches no scenario`);
   }
-  const environment = await startEnvironment(scenarios, children, log);
-  const probe = environment.gateway ? new BillingBacklogProbe(BENCH_REDIS_URL) : undefined;
+  const usesGateway = scenarios.some((scenario) => scenario.targets.includes('gateway'));
+  const releaseLock = usesGateway ? await acquireBenchLock() : undefined;
+  let probe: BillingBacklogProbe | undefined;
   try {
+    const environment = await startEnvironment(scenarios, children, log);
+    probe = environment.gateway ? new BillingBacklogProbe(BENCH_REDIS_URL) : undefined;
     const rows: BenchRow[] = [];
     for (const scenario of scenarios) {
       for (const target of scenario.targets) {
@@ -65,6 +68,7 @@ export async function runBench(
     };
   } finally {
     await probe?.close();
+    await releaseLock?.();
   }
 }
 
@@ -97,8 +101,8 @@ async function runOne(
   const sampler = new ProcessSampler(named, new Set([process.pid, ...children.pids()]));
   const run = scenario.stream ? runStreamLoad : runJsonLoad;
   const warmupSec = Math.max(options.warmupSec, scenario.minWarmupSec ?? 0);
-  let usage;
-  let result;
+  let usage: SampledUsage;
+  let result: LoadResult;
   try {
     result = await run(load, scenario.clients, warmupSec, options.durationSec);
   } finally {

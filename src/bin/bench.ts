@@ -5,14 +5,14 @@ import { ChildProcesses } from 'src/bench/child-processes';
 import { formatTable, writeReport } from 'src/bench/report';
 import { failures, overallTimeoutSec, runBench } from 'src/bench/run-bench';
 
+/** Set once a signal or the timeout took over the shutdown; main's own ending then stays out of its way. */
+let exiting = false;
+
 /**
  * `npm run bench`: the gateway's added latency and throughput against calling the mock upstream
  * directly and through a bare Node proxy. See docs/performance.md. Progress goes to stderr, the
  * table to stdout. Every process it starts is stopped by PID on exit, error, Ctrl-C or timeout.
  */
-/** Set once a signal or the timeout took over the shutdown; main's own ending then stays out of its way. */
-let exiting = false;
-
 async function main(): Promise<number> {
   const options = parseBenchArgs(process.argv.slice(2));
   const children = new ChildProcesses(join(dirname(options.outPath), 'logs'));
@@ -59,9 +59,13 @@ main().then(
     if (exiting) {
       return;
     }
+    if (error instanceof UsageError && !error.message) {
+      process.stdout.write(USAGE);
+      process.exit(0);
+    }
     if (error instanceof UsageError) {
-      process.stderr.write(error.message ? `${error.message}\n\n${USAGE}` : USAGE);
-      process.exit(error.message ? 2 : 0);
+      process.stderr.write(`${error.message}\n\n${USAGE}`);
+      process.exit(2);
     }
     process.stderr.write(`bench failed: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(1);
