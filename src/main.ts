@@ -7,7 +7,9 @@ import { ShutdownState } from 'src/modules/health/shutdown.state';
 
 async function bootstrap(config: AppConfig, logger: Logger): Promise<void> {
   const app = await createApiApp(config, logger);
-  await app.listen(config.port, '0.0.0.0');
+  // Node's default accept backlog (511) overflows when a thousand clients connect at once; the kernel
+  // caps this at net.core.somaxconn (4096 here), so raise that too on hosts that see such bursts.
+  await app.listen({ port: config.port, host: '0.0.0.0', backlog: 4096 });
   logger.info({ port: config.port }, 'api listening');
 
   let stopping = false;
