@@ -16,8 +16,10 @@ import {
   Usage,
   userMessages,
   wireUsageOf,
+  BillingWorld,
+  openBillingWorld,
 } from 'test/e2e/billing-helpers';
-import { Customer, parseEventStream, TestGateway, TestWorker } from 'test/support/gateway';
+import { Customer, parseEventStream, TestGateway } from 'test/support/gateway';
 
 // Prices whose products are not whole nano-dollars, so every cost below goes through the round-up.
 const INPUT_PRICE = '1.234567';
@@ -25,25 +27,18 @@ const OUTPUT_PRICE = '3.000001';
 const LONG_REPLY = Array.from({ length: 40 }, (_, index) => `word${index}`).join(' ');
 
 describe('billing: what each completion costs', () => {
+  let world: BillingWorld;
   let gateway: TestGateway;
-  let worker: TestWorker;
   let books: Books;
   let model: string;
   let prices: Prices;
 
   beforeAll(async () => {
-    gateway = await TestGateway.start();
-    worker = await TestWorker.start();
-    books = await Books.open(gateway);
-    prices = pricesOf(INPUT_PRICE, OUTPUT_PRICE);
-    model = await gateway.addModel({ inputPrice: INPUT_PRICE, outputPrice: OUTPUT_PRICE, maxOutputTokens: 1000 });
+    world = await openBillingWorld(INPUT_PRICE, OUTPUT_PRICE, { maxOutputTokens: 1000 });
+    ({ gateway, books, prices, model } = world);
   });
   afterEach(() => books.expectBalanced());
-  afterAll(async () => {
-    await books.close();
-    await worker.close();
-    await gateway.close();
-  });
+  afterAll(() => world.close());
 
   /** Waits until the balance is `before` minus `costs`, then checks it exactly and that no hold is left. */
   async function expectCharged(customer: Customer, before: bigint, costs: bigint[]): Promise<void> {

@@ -8,42 +8,31 @@ import {
   eventually,
   expectApiError,
   mockUsage,
-  pricesOf,
   requestIdOf,
   usd,
   userMessages,
   wireUsageOf,
+  BillingWorld,
+  openBillingWorld,
 } from 'test/e2e/billing-helpers';
-import { HttpResult, parseEventStream, TestGateway, TestWorker } from 'test/support/gateway';
+import { HttpResult, parseEventStream, TestGateway } from 'test/support/gateway';
 
 const INPUT_PRICE = '1.000003';
 const OUTPUT_PRICE = '100.000007';
 
 describe('billing under concurrency', () => {
+  let world: BillingWorld;
   let gateway: TestGateway;
-  let worker: TestWorker;
   let books: Books;
   let model: string;
   let prices: Prices;
 
   beforeAll(async () => {
-    gateway = await TestGateway.start();
-    worker = await TestWorker.start();
-    books = await Books.open(gateway);
-    prices = pricesOf(INPUT_PRICE, OUTPUT_PRICE);
-    model = await gateway.addModel({
-      inputPrice: INPUT_PRICE,
-      outputPrice: OUTPUT_PRICE,
-      maxOutputTokens: 1000,
-      rpm: 100_000,
-    });
+    world = await openBillingWorld(INPUT_PRICE, OUTPUT_PRICE, { maxOutputTokens: 1000, rpm: 100_000 });
+    ({ gateway, books, prices, model } = world);
   });
   afterEach(() => books.expectBalanced());
-  afterAll(async () => {
-    await books.close();
-    await worker.close();
-    await gateway.close();
-  });
+  afterAll(() => world.close());
 
   const sum = (values: bigint[]) => values.reduce((total, value) => total + value, 0n);
 

@@ -20,6 +20,8 @@ import {
   usd,
   userMessages,
   wireUsageOf,
+  BillingWorld,
+  openBillingWorld,
 } from 'test/e2e/billing-helpers';
 import { Customer, HttpResult, parseEventStream, TestGateway, TestWorker } from 'test/support/gateway';
 
@@ -28,6 +30,7 @@ const OUTPUT_PRICE = '10';
 const MAX_OUTPUT = 1000;
 
 describe('billing: failures, admission and settlement faults', () => {
+  let world: BillingWorld;
   let gateway: TestGateway;
   let worker: TestWorker;
   let books: Books;
@@ -36,11 +39,8 @@ describe('billing: failures, admission and settlement faults', () => {
   let prices: Prices;
 
   beforeAll(async () => {
-    gateway = await TestGateway.start();
-    worker = await TestWorker.start();
-    books = await Books.open(gateway);
-    prices = pricesOf(INPUT_PRICE, OUTPUT_PRICE);
-    model = await gateway.addModel({ inputPrice: INPUT_PRICE, outputPrice: OUTPUT_PRICE, maxOutputTokens: MAX_OUTPUT });
+    world = await openBillingWorld(INPUT_PRICE, OUTPUT_PRICE, { maxOutputTokens: MAX_OUTPUT });
+    ({ gateway, worker, books, prices, model } = world);
     // Nothing listens on port 1: connections are refused at once.
     unreachableModel = await gateway.addModel({
       inputPrice: INPUT_PRICE,
@@ -49,11 +49,7 @@ describe('billing: failures, admission and settlement faults', () => {
     });
   });
   afterEach(() => books.expectBalanced());
-  afterAll(async () => {
-    await books.close();
-    await worker.close();
-    await gateway.close();
-  });
+  afterAll(() => world.close());
 
   /** The worst-case hold of a request with these messages and output budget. */
   const holdOf = (messages: unknown[], maxTokens = MAX_OUTPUT, n = 1, at: Prices = prices) =>

@@ -7,7 +7,7 @@ import { countMockPromptTokens } from 'src/mock-upstream/mock-upstream.server';
 import { Prices, referralCredit, usageCost } from 'src/modules/billing/pricing';
 import { BalanceGate } from 'src/modules/ledger/balance-gate';
 import { findLedgerMismatches } from 'src/modules/ledger/ledger-verifier';
-import { Customer, HttpResult, TestGateway } from 'test/support/gateway';
+import { Customer, HttpResult, ModelOptions, TestGateway, TestWorker } from 'test/support/gateway';
 import { DataSource } from 'typeorm';
 
 /**
@@ -309,4 +309,36 @@ export function completeEvents(text: string): any[] {
   return events
     .filter((event) => event.startsWith('data: {'))
     .map((event) => JSON.parse(event.slice('data: '.length)) as unknown);
+}
+
+/** What a billing suite runs against: the API and mock, a worker, the books, and one priced model. */
+export interface BillingWorld {
+  gateway: TestGateway;
+  worker: TestWorker;
+  books: Books;
+  prices: Prices;
+  model: string;
+  close(): Promise<void>;
+}
+
+export async function openBillingWorld(
+  inputPrice: string,
+  outputPrice: string,
+  model: Omit<ModelOptions, 'inputPrice' | 'outputPrice'> = {},
+): Promise<BillingWorld> {
+  const gateway = await TestGateway.start();
+  const worker = await TestWorker.start();
+  const books = await Books.open(gateway);
+  return {
+    gateway,
+    worker,
+    books,
+    prices: pricesOf(inputPrice, outputPrice),
+    model: await gateway.addModel({ inputPrice, outputPrice, ...model }),
+    close: async () => {
+      await books.close();
+      await worker.close();
+      await gateway.close();
+    },
+  };
 }
