@@ -396,7 +396,7 @@ describe('billing: failures, admission and settlement faults', () => {
           expect(await books.job(requestIdOf(response))).toBeDefined();
         }
       } finally {
-        worker = await TestWorker.start();
+        worker = world.worker = await TestWorker.start();
       }
 
       responses = responses.filter((response) => response.status === 200);

@@ -329,16 +329,18 @@ export async function openBillingWorld(
   const gateway = await TestGateway.start();
   const worker = await TestWorker.start();
   const books = await Books.open(gateway);
-  return {
+  const world: BillingWorld = {
     gateway,
     worker,
     books,
     prices: pricesOf(inputPrice, outputPrice),
     model: await gateway.addModel({ inputPrice, outputPrice, ...model }),
+    // Closes the worker the world holds now: a suite that replaces it must put the new one here.
     close: async () => {
       await books.close();
-      await worker.close();
+      await world.worker.close();
       await gateway.close();
     },
   };
+  return world;
 }
