@@ -3,6 +3,7 @@ import { FastifyReply } from 'fastify';
 import { Logger } from 'pino';
 import { ApiError, clientClosed, ErrorKind } from 'src/common/errors/api-error';
 import { LOGGER } from 'src/common/logging/logger';
+import { metrics } from 'src/common/metrics/metrics';
 import { ChatRequest, validateChatRequest } from 'src/modules/chat-completions/chat-request.validator';
 import { CompletionMeter, MeteredResult, MeteredStatus } from 'src/modules/chat-completions/completion-meter';
 import { orderRoutes } from 'src/modules/chat-completions/route-order';
@@ -81,27 +82,36 @@ export class ChatCompletionsService {
         abort.signal,
       );
       if (result.kind === 'unreachable') {
-        this.logger.warn({ channel: route.channel.id, detail: result.detail }, 'upstream unreachable');
-        lastFailure = { kind: 'unreachable' };
+        lastFailure = this.routeFailed(route, { kind: 'unreachable' }, result.detail);
         continue;
       }
+      metrics.upstreamLatency.observe({ channel: route.channel.id }, (performance.now() - startedAt) / 1000);
       const { statusCode } = result;
       if (statusCode >= 200 && statusCode < 300) {
         const attempt: Attempt = { chat, body, route, adapter, reply, meter, signal: abort.signal, startedAt };
         const status = await this.relay(attempt, result.body);
         if (status) {
+          metrics.completions.inc({ model: chat.model.id, outcome: status });
           return status;
         }
-        lastFailure = { kind: 'abnormal' };
+        lastFailure = this.routeFailed(route, { kind: 'abnormal' });
       } else if (statusCode >= 500 || ROUTE_FAILURE_STATUSES.has(statusCode)) {
         await result.body.dump();
-        this.logger.warn({ channel: route.channel.id, status: statusCode }, 'upstream failed');
-        lastFailure = { kind: 'status', status: statusCode };
+        lastFailure = this.routeFailed(route, { kind: 'status', status: statusCode });
       } else {
         throw await this.clientError(adapter, result.body, statusCode);
       }
     }
+    metrics.completions.inc({ model: chat.model.id, outcome: `failed_${lastFailure.kind}` });
     throw finalError(lastFailure, chat.model.id);
+  }
+
+  /** Logs and counts a route that could not serve; the next route is tried. */
+  private routeFailed(route: CatalogRoute, failure: RouteFailure, detail?: string): RouteFailure {
+    const status = failure.kind === 'status' ? failure.status : undefined;
+    this.logger.warn({ channel: route.channel.id, kind: failure.kind, status, detail }, 'upstream route failed');
+    metrics.upstreamFailures.inc({ channel: route.channel.id, kind: failure.kind });
+    return failure;
   }
 
   /** Relays a 2xx answer; null when it turned out abnormal before anything reached the client. */
@@ -131,7 +141,6 @@ export class ChatCompletionsService {
     }
     const completion = adapter.toCompletion(await readJson(body), chat.model.id);
     if (!completion) {
-      this.logger.warn({ channel: route.channel.id }, 'upstream answered with an abnormal body');
       return null;
     }
     const deliveredText = () => generatedText(completion.choices, 'message');

@@ -8,7 +8,7 @@ import { ChatCompletionsService } from 'src/modules/chat-completions/chat-comple
 import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
 import { CompletionMeter } from 'src/modules/chat-completions/completion-meter';
 import { ConcurrencyLimiter } from 'src/modules/rate-limits/concurrency-limiter';
-import { requestKeys } from 'src/modules/rate-limits/gateway-throttler.guard';
+import { LimitedRequest, requestKeys } from 'src/modules/rate-limits/gateway-throttler.guard';
 import { RateLimitPolicy } from 'src/modules/rate-limits/rate-limit-policy.service';
 import { TokenAdmission, TokenRateLimiter } from 'src/modules/rate-limits/token-rate-limiter';
 import { TokenUsage } from 'src/modules/chat-completions/upstream/provider-adapter';
@@ -92,7 +92,8 @@ export class MeteringInterceptor implements NestInterceptor {
 
   private admitTokens(request: CompletionRequest, chat: ChatRequest, estimate: number): Promise<TokenAdmission> {
     const { accountId, user } = requestKeys(request);
-    const limits = this.policy.limitsFor(accountId, chat.model);
+    // The throttler guard's resolver already computed them for this request.
+    const limits = (request as LimitedRequest).limits ?? this.policy.limitsFor(accountId, chat.model);
     const endUser = user && limits.endUserTpm ? { id: user, tpm: limits.endUserTpm } : undefined;
     return this.tokenLimiter.admit({ accountId, modelId: chat.model.id, tpm: limits.tpm, endUser }, estimate);
   }
