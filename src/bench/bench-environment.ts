@@ -85,8 +85,10 @@ async function startGateway(
   );
   const port = await freePort();
   const { env, adminToken } = gatewayEnv(port);
-  const api: Started = children.startNode('gateway-api', [join(DIST, 'main.js')], env);
-  const worker = children.startNode('gateway-worker', [join(DIST, 'worker.js')], env);
+  // For profiling the gateway alone, e.g. BENCH_GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof".
+  const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const api: Started = children.startNode('gateway-api', [...nodeArgs, join(DIST, 'main.js')], env);
+  const worker = children.startNode('gateway-worker', [...nodeArgs, join(DIST, 'worker.js')], env);
   const origin = `http://127.0.0.1:${port}`;
   await children.waitForHttp(api, `${origin}/health/ready`, {}, 60_000);
   const apiKey = await seedGateway(origin, adminToken, upstreams);

@@ -4,23 +4,25 @@ import Redis from 'ioredis';
 
 /** BullMQ keys of the billing queue: prefix `gateway` (core.module.ts), queue `billing`. */
 const KEY = 'gateway:billing';
+/** Every completion recorded by an API process and not settled yet (balance-gate.ts). */
+const UNSETTLED_USAGE = 'gw:usage:index';
 
 export interface BillingBacklog {
-  /** Settlement jobs waiting for the worker right after the run (LLEN gateway:billing:wait). */
+  /** Completions recorded and not settled yet, right after the run (ZCARD gw:usage:index). */
   waiting: number;
-  /** Being processed at that moment. */
+  /** Settlement jobs being processed at that moment (each settles a batch). */
   active: number;
-  /** Waiting for a retry (the repeatable hold sweep also sits here, so 1 is the idle value). */
+  /** Scheduled jobs (the periodic settlement pass and hold sweep sit here, so 2 is the idle value). */
   delayed: number;
-  /** Out of attempts: settlements that did not happen. Should stay 0. */
+  /** Settlement jobs out of attempts. Should stay 0. */
   failed: number;
-  /** From the end of the run until waiting and active reached 0; null if not within the drain limit. */
+  /** From the end of the run until nothing was left unsettled; null if not within the drain limit. */
   drainMs: number | null;
 }
 
 /**
- * Reads the billing queue straight from Redis. The API enqueues one settlement per completion
- * and the worker applies them in Postgres; a backlog that grows run after run, or does not
+ * Reads the settlement backlog straight from Redis. The API records each completion's usage and
+ * the worker settles them in batches in Postgres; a backlog that grows run after run, or does not
  * drain, means settlement cannot keep up with the traffic.
  */
 export class BillingBacklogProbe {
@@ -37,7 +39,7 @@ export class BillingBacklogProbe {
     let drainMs: number | null = null;
     while (performance.now() - startedAt < drainLimitMs) {
       const now = await this.counts();
-      if (now.waiting + now.active === 0) {
+      if (now.waiting === 0) {
         drainMs = Math.round(performance.now() - startedAt);
         break;
       }
@@ -54,13 +56,12 @@ export class BillingBacklogProbe {
   private async counts(): Promise<Omit<BillingBacklog, 'drainMs'>> {
     const results = await this.redis
       .multi()
-      .llen(`${KEY}:wait`)
-      .zcard(`${KEY}:prioritized`)
+      .zcard(UNSETTLED_USAGE)
       .llen(`${KEY}:active`)
       .zcard(`${KEY}:delayed`)
       .zcard(`${KEY}:failed`)
       .exec();
-    const [wait, prioritized, active, delayed, failed] = (results ?? []).map(([, value]) => Number(value));
-    return { waiting: wait + prioritized, active, delayed, failed };
+    const [waiting, active, delayed, failed] = (results ?? []).map(([, value]) => Number(value));
+    return { waiting, active, delayed, failed };
   }
 }

@@ -22,6 +22,8 @@ export interface AppConfig {
   rateLimits: { failMode: 'open' | 'closed'; windowMs: number };
   /** Per API process: completions relayed at once, and waiting for a slot; past both, 503 at once. */
   overload: { maxConcurrent: number; maxQueued: number; queueWaitMs: number };
+  /** How long a worker owns the recorded usage it claimed; past that another worker settles it again (idempotently). */
+  settlementLeaseMs: number;
 }
 
 /** Thrown for bad configuration; the entrypoints print its message as the one line naming the variable. */
@@ -76,6 +78,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxQueued: dto.MAX_QUEUED_COMPLETIONS ?? 1_024,
       queueWaitMs: dto.QUEUE_WAIT_MS ?? 5_000,
     },
+    settlementLeaseMs: dto.SETTLEMENT_LEASE_MS ?? 60_000,
   };
 }
 

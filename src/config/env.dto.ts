@@ -106,4 +106,10 @@ export class EnvDto {
   @IsInt()
   @Min(0)
   QUEUE_WAIT_MS?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1000)
+  SETTLEMENT_LEASE_MS?: number;
 }

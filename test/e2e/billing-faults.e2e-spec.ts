@@ -57,11 +57,11 @@ describe('billing: failures, admission and settlement faults', () => {
 
   /**
    * After a request that must cost nothing: one successful request settles, and it is the only bill,
-   * so the failed one was never enqueued (a late settlement of it cannot land after this check).
+   * so the failed one was never recorded (a late settlement of it cannot land after this check).
    */
   async function expectOnlySentinelBilled(customer: Customer, before: bigint, failedIds: string[]): Promise<void> {
     for (const id of failedIds) {
-      expect(await books.job(id)).toBeUndefined();
+      expect(await books.recordedUsage(customer.accountId, id)).toBeNull();
     }
     const messages = userMessages('sentinel');
     const sentinel = await gateway.chat(customer.key, { model, messages });
@@ -296,10 +296,15 @@ describe('billing: failures, admission and settlement faults', () => {
       const other = await TestWorker.start();
 
       try {
-        await settlement.settle(twice);
-        await settlement.settle(twice);
-        await Promise.all([settlement.settle(together), settlement.settle(together), settlement.settle(together)]);
-        await Promise.all([settlement.settle(racing), other.app.get(SettlementService).settle(racing)]);
+        await settlement.settle([twice]);
+        await settlement.settle([twice]);
+        await Promise.all([
+          settlement.settle([together]),
+          settlement.settle([together]),
+          settlement.settle([together]),
+        ]);
+        await settlement.settle([together, together]);
+        await Promise.all([settlement.settle([racing]), other.app.get(SettlementService).settle([racing])]);
       } finally {
         await other.close();
       }
@@ -313,29 +318,43 @@ describe('billing: failures, admission and settlement faults', () => {
       expect((await books.bills(customer)).map((bill) => bill.requestId).sort()).toEqual([...ids].sort());
     });
 
-    it('should charge once when a completed request is enqueued or settled again', async () => {
+    it('should charge once when a completed request is recorded or settled again', async () => {
       const customer = await gateway.newCustomer({ balance: '10' });
       const before = await books.balance(customer);
-      const response = await gateway.chat(customer.key, { model, messages: userMessages('Once only') });
-      expect(response.status).toBe(200);
+      const consumer = worker.app.get(BillingProcessor).worker;
+      await consumer.pause();
+      let recorded: SettleCompletionPayload | null;
+      let response: HttpResult;
+      try {
+        response = await gateway.chat(customer.key, { model, messages: userMessages('Once only') });
+        expect(response.status).toBe(200);
+        recorded = await books.recordedUsage(customer.accountId, requestIdOf(response));
+        expect(recorded).toEqual(expect.objectContaining({ requestId: requestIdOf(response), status: 'completed' }));
+      } finally {
+        consumer.resume();
+      }
       const cost = costOf(prices, wireUsageOf(response.body.usage));
       await books.waitForBalance(customer, before - cost);
-      const job = await books.job(requestIdOf(response));
-      expect(job?.data).toEqual(expect.objectContaining({ requestId: requestIdOf(response) }));
-      const queued = payloadFor(customer);
+      expect(await books.recordedUsage(customer.accountId, requestIdOf(response))).toBeNull();
+      const fresh = payloadFor(customer);
 
+      // A replayed recording (an API retrying its write), a duplicate one, and a direct settlement.
+      const gate = gateway.app.get(BalanceGate);
       const producer = gateway.app.get(BillingQueue);
-      await producer.settle(job!.data);
-      await producer.settle(queued);
-      await producer.settle(queued);
-      await worker.app.get(SettlementService).settle(job!.data);
+      await gate.recordUsage(customer.accountId, recorded!.requestId, JSON.stringify(recorded));
+      await gate.recordUsage(customer.accountId, fresh.requestId, JSON.stringify(fresh));
+      await gate.recordUsage(customer.accountId, fresh.requestId, JSON.stringify(fresh));
+      await producer.enqueueSettlement();
+      await producer.enqueueSettlement();
+      await worker.app.get(SettlementService).settle([recorded!]);
 
-      const expected = before - cost - payloadCost(queued);
+      const expected = before - cost - payloadCost(fresh);
       expect(formatUsd(await books.waitForBalance(customer, expected))).toBe(formatUsd(expected));
       await sleep(300);
       expect(await books.balance(customer)).toBe(expected);
       expect(await books.bills(customer)).toHaveLength(2);
       expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
+      expect(await books.recordedUsage(customer.accountId, fresh.requestId)).toBeNull();
     });
 
     it('should settle the good payloads of a batch that also holds one that cannot be stored', async () => {
@@ -345,14 +364,10 @@ describe('billing: failures, admission and settlement faults', () => {
       const good = [payloadFor(customer), payloadFor(customer, { completionTokens: 3 })];
       const poison = payloadFor(customer, { keyId: 'not-a-uuid' });
 
-      // Settled in the same tick, so the three share one batch (one transaction) at first.
-      const outcomes = await Promise.allSettled([
-        settlement.settle(good[0]),
-        settlement.settle(poison),
-        settlement.settle(good[1]),
-      ]);
+      // One batch (one transaction) at first, then one by one.
+      const report = await settlement.settle([good[0], poison, good[1]]);
 
-      expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect(report).toEqual({ settled: good.map((payload) => payload.requestId), failed: [poison.requestId] });
       const expected = before - payloadCost(good[0]) - payloadCost(good[1]);
       expect(formatUsd(await books.balance(customer))).toBe(formatUsd(expected));
       expect(await books.usageRecords([poison.requestId])).toEqual([]);
@@ -362,12 +377,55 @@ describe('billing: failures, admission and settlement faults', () => {
       );
     });
 
+    it('should let one claimer at a time have a recorded usage, until its lease lapses', async () => {
+      const customer = await gateway.newCustomer({ balance: '10' });
+      const gate = gateway.app.get(BalanceGate);
+      const consumer = worker.app.get(BillingProcessor).worker;
+      const payload = payloadFor(customer);
+      await consumer.pause();
+      try {
+        await gate.recordUsage(customer.accountId, payload.requestId, JSON.stringify(payload));
+
+        const first = await gate.claimUsage(500, 1_000);
+        const second = await gate.claimUsage(500, 1_000);
+        await sleep(1_100);
+        const afterLease = await gate.claimUsage(500, 60_000);
+
+        expect(first.map((json) => JSON.parse(json) as SettleCompletionPayload)).toContainEqual(payload);
+        expect(second).toEqual([]);
+        expect(afterLease).toEqual(first);
+        expect(await gate.isClaimed(customer.accountId, payload.requestId)).toBe(true);
+      } finally {
+        consumer.resume();
+      }
+      // Settling it (as the claimer does) ends it: nothing is left to claim, ever.
+      await worker.app.get(SettlementService).settle([payload]);
+      expect(await books.recordedUsage(customer.accountId, payload.requestId)).toBeNull();
+      expect(await gate.isClaimed(customer.accountId, payload.requestId)).toBe(false);
+    });
+
+    it('should settle usage recorded by an API process that died before asking for settlement', async () => {
+      const customer = await gateway.newCustomer({ balance: '10' });
+      const before = await books.balance(customer);
+      const payload = payloadFor(customer);
+
+      // Recorded, and no settlement job ever enqueued: the worker's periodic pass finds it.
+      await gateway.app.get(BalanceGate).recordUsage(customer.accountId, payload.requestId, JSON.stringify(payload));
+
+      const expected = before - payloadCost(payload);
+      expect(formatUsd(await books.waitForBalance(customer, expected, 15_000))).toBe(formatUsd(expected));
+      expect(await books.recordedUsage(customer.accountId, payload.requestId)).toBeNull();
+    }, 20_000);
+
     it('should resolve and charge nothing for a payload of an unknown account', async () => {
       const customer = await gateway.newCustomer({ balance: '10' });
       const before = await books.balance(customer);
       const stranger = payloadFor(customer, { accountId: randomUUID() });
 
-      await expect(worker.app.get(SettlementService).settle(stranger)).resolves.toBeUndefined();
+      await expect(worker.app.get(SettlementService).settle([stranger])).resolves.toEqual({
+        settled: [stranger.requestId],
+        failed: [],
+      });
 
       expect(await books.usageRecords([stranger.requestId])).toEqual([]);
       expect(await books.ledgerByReference([stranger.requestId])).toEqual([]);
@@ -376,7 +434,7 @@ describe('billing: failures, admission and settlement faults', () => {
   });
 
   describe('a worker that is down', () => {
-    it('should leave the jobs queued while it is down and settle each exactly once when one starts', async () => {
+    it('should keep the usage recorded while it is down and settle each exactly once when one starts', async () => {
       const customer = await gateway.newCustomer({ balance: '10' });
       const before = await books.balance(customer);
       const messages = userMessages('Queued while the worker sleeps');
@@ -393,7 +451,7 @@ describe('billing: failures, admission and settlement faults', () => {
         expect(await books.bills(customer)).toEqual([]);
         expect(await books.reserved(customer.accountId)).toBe(holds);
         for (const response of responses) {
-          expect(await books.job(requestIdOf(response))).toBeDefined();
+          expect(await books.recordedUsage(customer.accountId, requestIdOf(response))).not.toBeNull();
         }
       } finally {
         worker = world.worker = await TestWorker.start();
@@ -411,7 +469,7 @@ describe('billing: failures, admission and settlement faults', () => {
   });
 
   describe('the hold sweeper', () => {
-    it('should release an orphaned hold but keep the hold of a request whose settlement is still queued', async () => {
+    it('should release an orphaned hold but keep the hold of a request whose usage is recorded and not settled yet', async () => {
       const customer = await gateway.newCustomer({ balance: '10' });
       const before = await books.balance(customer);
       const messages = userMessages('Sweep around me');

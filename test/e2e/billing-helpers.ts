@@ -1,8 +1,6 @@
-import { getQueueToken } from '@nestjs/bullmq';
-import { Job, Queue } from 'bullmq';
 import { request as httpRequest } from 'node:http';
 import { parseUsd } from 'src/common/money/money';
-import { QueueName, SettleCompletionPayload } from 'src/common/queue/queue.constants';
+import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { countMockPromptTokens } from 'src/mock-upstream/mock-upstream.server';
 import { Prices, referralCredit, usageCost } from 'src/modules/billing/pricing';
 import { BalanceGate } from 'src/modules/ledger/balance-gate';
@@ -229,13 +227,10 @@ export class Books {
     expect(await findLedgerMismatches(this.db)).toEqual([]);
   }
 
-  /** The billing queue as the API process sees it. */
-  queue(): Queue {
-    return this.gateway.app.get<Queue>(getQueueToken(QueueName.Billing), { strict: false });
-  }
-
-  async job(requestId: string): Promise<Job<SettleCompletionPayload> | undefined> {
-    return (await this.queue().getJob(requestId)) as Job<SettleCompletionPayload> | undefined;
+  /** The usage the API recorded for a request and no worker has settled yet, or null. */
+  async recordedUsage(accountId: string, requestId: string): Promise<SettleCompletionPayload | null> {
+    const json = await this.gateway.app.get(BalanceGate).recordedUsage(accountId, requestId);
+    return json === null ? null : (JSON.parse(json) as SettleCompletionPayload);
   }
 }
 

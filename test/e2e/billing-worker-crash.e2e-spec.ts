@@ -2,8 +2,8 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { formatUsd } from 'src/common/money/money';
-import { BillingProcessor } from 'src/modules/billing/billing.processor';
 import { Prices } from 'src/modules/billing/pricing';
+import { BalanceGate } from 'src/modules/ledger/balance-gate';
 import {
   Books,
   costOf,
@@ -19,19 +19,21 @@ import { Client } from 'pg';
 
 const INPUT_PRICE = '3.3';
 const OUTPUT_PRICE = '13.7';
-// BullMQ gives a job whose worker died back to the queue in two stalled checks: one marks the active
-// jobs as suspects, a later one moves those whose lock (30 s, no longer renewed) has lapsed. Workers
-// check every 30 s and a shared key throttles checks to one per interval, so it takes up to a minute.
-// The replacement worker below checks every second instead; the lock still has to lapse on its own.
-const STALLED_CHECK_EVERY_MS = 1_000;
-const RECOVERY_TIMEOUT_MS = 45_000;
+// The killed worker's claim on the usage it was settling lapses after this; the replacement
+// worker's periodic pass (every 5 s) then claims and settles it.
+const CHILD_LEASE_MS = 2_000;
+const RECOVERY_TIMEOUT_MS = 20_000;
 
 /** The real worker entrypoint in its own process; resolves once it reports Postgres and Redis reachable. */
 async function spawnWorker(): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
     ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'src/worker.ts'],
-    { cwd: join(__dirname, '..', '..'), env: { ...process.env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    {
+      cwd: join(__dirname, '..', '..'),
+      env: { ...process.env, LOG_LEVEL: 'info', SETTLEMENT_LEASE_MS: String(CHILD_LEASE_MS) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
   );
   let output = '';
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -101,11 +103,12 @@ describe('billing: a worker killed in the middle of a settlement', () => {
       await locker.query('BEGIN');
       await locker.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [customer.accountId]);
       inFlight = [await chatCost(customer, 'Caught in the crash'), await chatCost(customer, 'Also caught in it')];
-      const states = await eventually(
-        () => Promise.all(inFlight.map(async ({ requestId }) => (await books.job(requestId))?.getState())),
-        (current) => current.every((state) => state === 'active'),
+      const gate = gateway.app.get(BalanceGate);
+      const claimed = await eventually(
+        () => Promise.all(inFlight.map(({ requestId }) => gate.isClaimed(customer.accountId, requestId))),
+        (current) => current.every(Boolean),
       );
-      expect(states).toEqual(['active', 'active']);
+      expect(claimed).toEqual([true, true]);
       const waiting = await eventually(
         async () =>
           (
@@ -131,11 +134,6 @@ describe('billing: a worker killed in the middle of a settlement', () => {
     expect((await books.bills(customer)).map((bill) => bill.requestId)).toEqual([settledByChild.requestId]);
 
     worker = await TestWorker.start();
-    const consumer = worker.app.get(BillingProcessor).worker;
-    consumer.opts.stalledInterval = STALLED_CHECK_EVERY_MS;
-    // Restarts the stalled checker, so the shorter interval applies from now on.
-    await consumer.pause(true);
-    consumer.resume();
 
     const expected = afterFirst - inFlight[0].cost - inFlight[1].cost;
     expect(formatUsd(await books.waitForBalance(customer, expected, RECOVERY_TIMEOUT_MS))).toBe(formatUsd(expected));

@@ -4,12 +4,14 @@ export enum QueueName {
 }
 
 export enum BillingJob {
-  SettleCompletion = 'settle-completion',
+  /** Settle the usage recorded in Redis so far, in batches; enqueued by API processes after recording. */
+  SettleRecorded = 'settle-recorded',
   SweepHolds = 'sweep-holds',
 }
 
+/** A completion's usage as the API records it in Redis and a worker settles it. */
 export interface SettleCompletionPayload {
-  /** The completion's x-request-id; also the job id, so a duplicate enqueue collapses into one job. */
+  /** The completion's x-request-id: the usage record's key, so a second settlement charges nothing. */
   requestId: string;
   accountId: string;
   keyId: string;
@@ -28,6 +30,6 @@ export interface SettleCompletionPayload {
 }
 
 export type BillingJobPayloads = {
-  [BillingJob.SettleCompletion]: SettleCompletionPayload;
+  [BillingJob.SettleRecorded]: Record<string, never>;
   [BillingJob.SweepHolds]: Record<string, never>;
 };

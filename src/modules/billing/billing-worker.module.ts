@@ -2,7 +2,6 @@ import { BullModule } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
 import { QueueName } from 'src/common/queue/queue.constants';
 import { BillingProcessor } from 'src/modules/billing/billing.processor';
-import { BillingQueue } from 'src/modules/billing/billing.queue';
 import { HoldSweeper } from 'src/modules/billing/hold-sweeper.service';
 import { SettlementRepository } from 'src/modules/billing/settlement.repository';
 import { SettlementService } from 'src/modules/billing/settlement.service';
@@ -11,7 +10,7 @@ import { LedgerModule } from 'src/modules/ledger/ledger.module';
 /** Billing as the worker runs it: settlement and the hold sweeper. */
 @Module({
   imports: [BullModule.registerQueue({ name: QueueName.Billing }), LedgerModule],
-  providers: [BillingProcessor, SettlementService, SettlementRepository, HoldSweeper, BillingQueue],
+  providers: [BillingProcessor, SettlementService, SettlementRepository, HoldSweeper],
   exports: [SettlementService, HoldSweeper],
 })
 export class BillingWorkerModule {}

@@ -6,9 +6,14 @@ import { HoldSweeper } from 'src/modules/billing/hold-sweeper.service';
 import { SettlementService } from 'src/modules/billing/settlement.service';
 
 const SWEEP_EVERY_MS = 60_000;
+/**
+ * Settles without being asked this often: usage an API process recorded just before dying (it
+ * never enqueued the job), and usage a dead worker had claimed once its lease lapsed.
+ */
+const SETTLE_EVERY_MS = 5_000;
 
 /** The billing queue's consumer; registered only in the worker process. */
-@Processor(QueueName.Billing, { concurrency: 256 })
+@Processor(QueueName.Billing, { concurrency: 4 })
 export class BillingProcessor extends WorkerHost implements OnApplicationBootstrap {
   constructor(
     private readonly settlement: SettlementService,
@@ -24,25 +29,22 @@ export class BillingProcessor extends WorkerHost implements OnApplicationBootstr
       { every: SWEEP_EVERY_MS },
       { name: BillingJob.SweepHolds },
     );
+    await this.queue.upsertJobScheduler(
+      BillingJob.SettleRecorded,
+      { every: SETTLE_EVERY_MS },
+      { name: BillingJob.SettleRecorded, opts: { removeOnComplete: true, removeOnFail: 1_000 } },
+    );
   }
 
   async process(job: Job<BillingJobPayloads[BillingJob], unknown, string>): Promise<unknown> {
     const name = job.name as BillingJob;
     switch (name) {
-      case BillingJob.SettleCompletion:
-        return this.handleSettleCompletion(job.data as BillingJobPayloads[BillingJob.SettleCompletion]);
+      case BillingJob.SettleRecorded:
+        return this.settlement.settleRecorded();
       case BillingJob.SweepHolds:
-        return this.handleSweepHolds();
+        return this.sweeper.sweep();
       default:
         throw new Error(`No handler for billing job '${String(name)}'`);
     }
-  }
-
-  private handleSettleCompletion(payload: BillingJobPayloads[BillingJob.SettleCompletion]): Promise<void> {
-    return this.settlement.settle(payload);
-  }
-
-  private handleSweepHolds(): Promise<number> {
-    return this.sweeper.sweep();
   }
 }

@@ -1,31 +1,50 @@
 import { InjectQueue } from '@nestjs/bullmq';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Queue } from 'bullmq';
-import { BillingJob, QueueName, SettleCompletionPayload } from 'src/common/queue/queue.constants';
+import { Logger } from 'pino';
+import { LOGGER } from 'src/common/logging/logger';
+import { BillingJob, QueueName } from 'src/common/queue/queue.constants';
+
+/**
+ * Recordings within this window share one settlement job: a job per completion cost the API a
+ * BullMQ script and the worker a job's bookkeeping per request, several times the settlement itself.
+ */
+const COALESCE_MS = 100;
 
 /** The one producer of billing jobs. */
 @Injectable()
-export class BillingQueue {
-  constructor(@InjectQueue(QueueName.Billing) private readonly queue: Queue) {}
+export class BillingQueue implements OnModuleDestroy {
+  private pending: NodeJS.Timeout | null = null;
 
-  async settle(payload: SettleCompletionPayload): Promise<void> {
-    // add() rather than addBulk(): the jobId makes a repeated enqueue of one request a no-op.
-    await this.queue.add(BillingJob.SettleCompletion, payload, {
-      jobId: payload.requestId,
-      attempts: 20,
-      backoff: { type: 'exponential', delay: 1_000 },
-      // Kept an hour for operators to inspect; deduplication does not depend on it (Postgres does that).
-      removeOnComplete: { age: 3_600, count: 50_000 },
-      removeOnFail: false,
-    });
+  constructor(
+    @InjectQueue(QueueName.Billing) private readonly queue: Queue,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Asks a worker to settle what is recorded, within COALESCE_MS. The job is enqueued after every
+   * recording it answers for, and a worker claims only when it runs, so no recording is missed; a
+   * recording whose process dies before the enqueue is settled by the worker's periodic pass.
+   */
+  requestSettlement(): void {
+    this.pending ??= setTimeout(() => {
+      this.pending = null;
+      this.enqueueSettlement().catch((error: Error) =>
+        this.logger.warn({ err: error.message }, 'could not enqueue settlement; the periodic pass will settle'),
+      );
+    }, COALESCE_MS);
   }
 
-  /** Whether a settlement job for this request is still waiting, running or failed (not yet applied). */
-  async isPending(requestId: string): Promise<boolean> {
-    const job = await this.queue.getJob(requestId);
-    if (!job) {
-      return false;
+  async enqueueSettlement(): Promise<void> {
+    await this.queue.add(BillingJob.SettleRecorded, {}, { removeOnComplete: true, removeOnFail: 1_000 });
+  }
+
+  /** A shutting-down API process still hands its last recordings over. */
+  async onModuleDestroy(): Promise<void> {
+    if (this.pending) {
+      clearTimeout(this.pending);
+      this.pending = null;
+      await this.enqueueSettlement().catch(() => undefined);
     }
-    return !(await job.isCompleted());
   }
 }

@@ -23,7 +23,7 @@ interface MeterContext {
 }
 
 /**
- * The API side of billing: one atomic hold before relaying, one enqueued settlement after. No
+ * The API side of billing: one atomic hold before relaying, the usage recorded after. No
  * database round trip here except when Redis has no balance snapshot for the account yet.
  */
 @Injectable()
@@ -120,17 +120,9 @@ export class MeteringService {
       upstreamLatencyMs: result.upstreamLatencyMs,
       createdAt: context.receivedAt.toISOString(),
     };
-    // Durable before the answer's last bytes (one Redis write); the job itself is enqueued without
-    // the client waiting for it. Should this process die in between, the sweeper enqueues it.
+    // Durable before the answer's last bytes (one Redis write); a worker settles it within moments.
     await this.gate.recordUsage(principal.accountId, context.requestId, JSON.stringify(payload));
-    this.queue
-      .settle(payload)
-      .catch((error: Error) =>
-        this.logger.warn(
-          { err: error.message, reqId: context.requestId },
-          'settlement enqueue failed; the sweeper will',
-        ),
-      );
+    this.queue.requestSettlement();
     return usage;
   }
 

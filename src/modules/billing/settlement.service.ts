@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { Logger } from 'pino';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { LOGGER } from 'src/common/logging/logger';
@@ -6,23 +6,19 @@ import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { SettlementRepository, SettlementResult } from 'src/modules/billing/settlement.repository';
 import { BalanceGate } from 'src/modules/ledger/balance-gate';
 
-interface Pending {
-  payload: SettleCompletionPayload;
-  resolve: () => void;
-  reject: (error: unknown) => void;
+/** Usages claimed, and settled in one transaction, at a time. */
+const CLAIM_BATCH = 500;
+
+export interface SettlementReport {
+  /** Request ids settled now or found settled before (charged at most once either way). */
+  settled: string[];
+  /** Request ids whose settlement failed; their usage stays recorded and is tried again. */
+  failed: string[];
 }
 
-// Jobs arriving within a few milliseconds share one transaction: at high request rates one hot
-// account would otherwise take a row lock and a commit per request.
-const MAX_BATCH = 200;
-const BATCH_WINDOW_MS = 5;
-
-/** Settles completions in small batches, then releases their holds and refreshes the Redis balances. */
+/** Settles recorded usage in batches, then releases the holds and refreshes the Redis balances. */
 @Injectable()
-export class SettlementService implements OnModuleDestroy {
-  private pending: Pending[] = [];
-  private timer: NodeJS.Timeout | null = null;
-
+export class SettlementService {
   constructor(
     private readonly repository: SettlementRepository,
     private readonly gate: BalanceGate,
@@ -30,55 +26,57 @@ export class SettlementService implements OnModuleDestroy {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  /** Resolves once the completion is settled (now or earlier); rejects so the job is retried. */
-  settle(payload: SettleCompletionPayload): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ payload, resolve, reject });
-      if (this.pending.length >= MAX_BATCH) {
-        this.flush();
-      } else {
-        this.timer ??= setTimeout(() => this.flush(), BATCH_WINDOW_MS);
+  /**
+   * Claims and settles recorded usage until none is left to claim; returns how many were settled.
+   * What fails stays claimed until its lease lapses, so a bad record cannot keep a worker busy.
+   */
+  async settleRecorded(): Promise<number> {
+    let settled = 0;
+    for (;;) {
+      const claimed = await this.gate.claimUsage(CLAIM_BATCH, this.config.settlementLeaseMs);
+      if (claimed.length === 0) {
+        return settled;
       }
-    });
-  }
-
-  onModuleDestroy(): void {
-    this.flush();
-  }
-
-  private flush(): void {
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = null;
-    }
-    const batch = this.pending.splice(0);
-    if (batch.length > 0) {
-      void this.settleBatch(batch);
+      settled += (await this.settle(claimed.flatMap((json) => this.parse(json)))).settled.length;
     }
   }
 
-  private async settleBatch(batch: Pending[]): Promise<void> {
+  /** One transaction for the batch; if it fails, one per payload, so one bad payload fails alone. */
+  async settle(payloads: SettleCompletionPayload[]): Promise<SettlementReport> {
+    if (payloads.length === 0) {
+      return { settled: [], failed: [] };
+    }
     try {
-      await this.apply(batch.map((item) => item.payload));
-      batch.forEach((item) => item.resolve());
+      await this.apply(payloads);
+      return { settled: payloads.map((payload) => payload.requestId), failed: [] };
     } catch (error) {
-      if (batch.length === 1) {
-        batch[0].reject(error);
-        return;
+      if (payloads.length === 1) {
+        this.logger.error({ err: (error as Error).message, reqId: payloads[0].requestId }, 'settlement failed');
+        return { settled: [], failed: [payloads[0].requestId] };
       }
-      // One bad job must not hold the others back: retry each on its own, so only it fails.
       this.logger.warn(
-        { err: (error as Error).message, size: batch.length },
+        { err: (error as Error).message, size: payloads.length },
         'batch settlement failed; settling one by one',
       );
-      await Promise.all(batch.map((item) => this.settleBatch([item])));
+      const reports = await Promise.all(payloads.map((payload) => this.settle([payload])));
+      return { settled: reports.flatMap((r) => r.settled), failed: reports.flatMap((r) => r.failed) };
+    }
+  }
+
+  private parse(json: string): SettleCompletionPayload[] {
+    try {
+      return [JSON.parse(json) as SettleCompletionPayload];
+    } catch {
+      this.logger.error({ size: json.length }, 'unreadable usage record; left for an operator');
+      return [];
     }
   }
 
   private async apply(payloads: SettleCompletionPayload[]): Promise<void> {
     const result = await this.repository.settle(payloads, this.config.referralSharePercent);
     this.report(result);
-    // After the commit: a crash here leaves holds in Redis, and the job's retry (or the sweeper) releases them.
+    // After the commit: a crash here leaves holds and records in Redis; once the lease lapses they
+    // are claimed again, found settled, charged nothing, and released.
     await this.gate.releaseMany(
       payloads.map((payload) => ({
         accountId: payload.accountId,

@@ -7,9 +7,10 @@ import { REDIS } from 'src/common/redis/redis.tokens';
 const snapshotKey = (accountId: string) => `gw:bal:${accountId}`;
 const holdsKey = (accountId: string) => `gw:holds:${accountId}`;
 const HOLD_INDEX = 'gw:holds:index';
-// Usage recorded for a hold whose settlement job may not exist yet: {requestId: payload JSON}, and
-// the same by time, so the sweeper can enqueue what an API process recorded but died before enqueuing.
-const usageKey = (accountId: string) => `gw:usage:${accountId}`;
+// Usage recorded for a hold and not settled yet: {requestId: payload JSON} per account, and one index
+// of all of it scored by when it may be claimed: its recording time, or the end of a worker's lease.
+const USAGE_PREFIX = 'gw:usage:';
+const usageKey = (accountId: string) => `${USAGE_PREFIX}${accountId}`;
 const USAGE_INDEX = 'gw:usage:index';
 
 // Amounts are passed as strings and moved with HINCRBY so the arithmetic stays exact 64-bit; only the
@@ -49,6 +50,25 @@ redis.call('ZREM', KEYS[5], ARGV[2])
 if ARGV[3] ~= '' then sync(KEYS[1], ARGV[3], ARGV[4]) end
 return amount and 1 or 0`;
 
+// Claims up to ARGV[2] recorded usages claimable at ARGV[1] (ms) by moving them ARGV[3] ms into the
+// future: a worker that dies holding them only delays them. The per-account hash key is derived
+// here (not declared), as the member names its account; fine on one Redis, not on a cluster.
+const CLAIM_SCRIPT = `
+local now = tonumber(ARGV[1])
+local members = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))
+local payloads = {}
+for _, member in ipairs(members) do
+  local separator = string.find(member, ':', 1, true)
+  local payload = redis.call('HGET', ARGV[4] .. string.sub(member, 1, separator - 1), string.sub(member, separator + 1))
+  if payload then
+    redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), member)
+    payloads[#payloads + 1] = payload
+  else
+    redis.call('ZREM', KEYS[1], member)
+  end
+end
+return payloads`;
+
 export type HoldResult = { outcome: 'held' } | { outcome: 'insufficient'; available: bigint } | { outcome: 'unknown' };
 
 export interface BalanceSnapshot {
@@ -67,6 +87,7 @@ export class BalanceGate {
     this.redis.defineCommand('gatewayHold', { numberOfKeys: 3, lua: HOLD_SCRIPT });
     this.redis.defineCommand('gatewaySync', { numberOfKeys: 1, lua: SYNC_SCRIPT });
     this.redis.defineCommand('gatewayRelease', { numberOfKeys: 5, lua: RELEASE_SCRIPT });
+    this.redis.defineCommand('gatewayClaimUsage', { numberOfKeys: 1, lua: CLAIM_SCRIPT });
   }
 
   /** Reserves `amount` for `requestId` if the available balance covers it; a repeat of the same request is a no-op. */
@@ -108,8 +129,8 @@ export class BalanceGate {
   }
 
   /**
-   * Records a completion's usage beside its hold, in one write: durable as soon as it returns, so
-   * an answer may be finished before its settlement job is enqueued.
+   * Records a completion's usage beside its hold, in one write: durable as soon as it returns, and
+   * claimable by a settling worker at once.
    */
   async recordUsage(accountId: string, requestId: string, payload: string): Promise<void> {
     const member = `${accountId}:${requestId}`;
@@ -120,21 +141,34 @@ export class BalanceGate {
     return (await this.redis.hexists(usageKey(accountId), requestId)) === 1;
   }
 
-  /** Usage recorded before `olderThanMs` ago and not settled since: [accountId, requestId, payload]. */
-  async staleUsage(olderThanMs: number, limit: number): Promise<[string, string, string][]> {
-    const members = await this.redis.zrangebyscore(USAGE_INDEX, '-inf', Date.now() - olderThanMs, 'LIMIT', 0, limit);
-    const found: [string, string, string][] = [];
-    for (const member of members) {
-      const separator = member.indexOf(':');
-      const [accountId, requestId] = [member.slice(0, separator), member.slice(separator + 1)];
-      const payload = await this.redis.hget(usageKey(accountId), requestId);
-      if (payload === null) {
-        await this.redis.zrem(USAGE_INDEX, member);
-      } else {
-        found.push([accountId, requestId, payload]);
-      }
-    }
-    return found;
+  /** The payload recorded for a request and not settled yet, or null. */
+  recordedUsage(accountId: string, requestId: string): Promise<string | null> {
+    return this.redis.hget(usageKey(accountId), requestId);
+  }
+
+  /**
+   * Up to `limit` recorded usages (payload JSON) no other worker holds, now this caller's for
+   * `leaseMs`. Settling one releases it for good (release/releaseMany); otherwise it comes back.
+   */
+  async claimUsage(limit: number, leaseMs: number): Promise<string[]> {
+    return (await this.command('gatewayClaimUsage')(
+      USAGE_INDEX,
+      Date.now().toString(),
+      String(limit),
+      String(leaseMs),
+      USAGE_PREFIX,
+    )) as string[];
+  }
+
+  /** Whether a worker holds a live lease on a request's recorded usage (it is settling it now). */
+  async isClaimed(accountId: string, requestId: string): Promise<boolean> {
+    const claimableAt = await this.redis.zscore(USAGE_INDEX, `${accountId}:${requestId}`);
+    return claimableAt !== null && Number(claimableAt) > Date.now();
+  }
+
+  /** Recorded usages not settled yet, claimed or not (the settlement backlog). */
+  async unsettledUsage(): Promise<number> {
+    return this.redis.zcard(USAGE_INDEX);
   }
 
   /** Records a balance read from Postgres, unless Redis already has a newer one. */
