@@ -1,9 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
+import Redis from 'ioredis';
 import { Logger } from 'pino';
 import { ApiKeyPrincipal } from 'src/common/decorators/auth.decorators';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { LOGGER } from 'src/common/logging/logger';
+import { inOneWrite } from 'src/common/redis/one-write';
+import { REDIS } from 'src/common/redis/redis.tokens';
 import { formatUsd } from 'src/common/money/money';
 import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
 import { BalanceGate, HoldResult } from 'src/modules/ledger/balance-gate';
@@ -33,6 +36,7 @@ export class MeteringService {
     private readonly queue: BillingQueue,
     private readonly accounts: AccountsRepository,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(REDIS) private readonly redis: Redis,
   ) {}
 
   /** Holds the request's worst-case cost; 403 insufficient_balance when the balance cannot cover it. */
@@ -64,9 +68,8 @@ export class MeteringService {
     let recorded = false;
     return {
       record: async (outcome) => {
-        const usage = await this.record(context, outcome);
+        const usage = await this.record(context, outcome, onRecorded);
         recorded = true;
-        onRecorded(usage);
         return usage;
       },
       // Once usage is recorded, settlement owns the hold; releasing it early would let it be spent twice.
@@ -91,7 +94,11 @@ export class MeteringService {
     return this.gate.hold(accountId, requestId, amount);
   }
 
-  private async record(context: MeterContext, result: MeteredResult): Promise<TokenUsage> {
+  private async record(
+    context: MeterContext,
+    result: MeteredResult,
+    onRecorded: (usage: TokenUsage) => void,
+  ): Promise<TokenUsage> {
     const { principal, chat } = context;
     // Our tokenizer may count differently from the upstream's: an estimate never exceeds what the
     // upstream was allowed to generate, which is also what the hold covered.
@@ -102,6 +109,7 @@ export class MeteringService {
     };
     if (result.status !== 'completed' && usage.completionTokens === 0) {
       // Cut off before a single token reached the client: like any error, it costs nothing.
+      onRecorded(usage);
       await this.release(context);
       return usage;
     }
@@ -120,8 +128,13 @@ export class MeteringService {
       upstreamLatencyMs: result.upstreamLatencyMs,
       createdAt: context.receivedAt.toISOString(),
     };
-    // Durable before the answer's last bytes (one Redis write); a worker settles it within moments.
-    await this.gate.recordUsage(principal.accountId, context.requestId, JSON.stringify(payload));
+    // Durable before the answer's last bytes; a worker settles it within moments. The caller's own
+    // Redis update (the token count's correction) leaves in the same write.
+    await inOneWrite(this.redis, () => {
+      const recording = this.gate.recordUsage(principal.accountId, context.requestId, JSON.stringify(payload));
+      onRecorded(usage);
+      return recording;
+    });
     this.queue.requestSettlement();
     return usage;
   }

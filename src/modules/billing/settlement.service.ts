@@ -27,18 +27,19 @@ export class SettlementService {
   ) {}
 
   /**
-   * Claims and settles recorded usage until none is left to claim; returns how many were settled.
+   * Claims and settles recorded usage while full batches come back; returns how many were settled.
+   * A short batch ends the pass: what is recorded after it comes with its own settlement request,
+   * and claiming it at once would settle a trickle of tiny batches back to back.
    * What fails stays claimed until its lease lapses, so a bad record cannot keep a worker busy.
    */
   async settleRecorded(): Promise<number> {
     let settled = 0;
-    for (;;) {
-      const claimed = await this.gate.claimUsage(CLAIM_BATCH, this.config.settlementLeaseMs);
-      if (claimed.length === 0) {
-        return settled;
-      }
+    let claimed: string[];
+    do {
+      claimed = await this.gate.claimUsage(CLAIM_BATCH, this.config.settlementLeaseMs);
       settled += (await this.settle(claimed.flatMap((json) => this.parse(json)))).settled.length;
-    }
+    } while (claimed.length === CLAIM_BATCH);
+    return settled;
   }
 
   /** One transaction for the batch; if it fails, one per payload, so one bad payload fails alone. */

@@ -1,7 +1,10 @@
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor } from '@nestjs/common';
 import { FastifyReply } from 'fastify';
+import Redis from 'ioredis';
 import { catchError, finalize, from, mergeMap, Observable, throwError } from 'rxjs';
 import { ApiKeyPrincipal, AuthenticatedRequest } from 'src/common/decorators/auth.decorators';
+import { inOneWrite } from 'src/common/redis/one-write';
+import { REDIS } from 'src/common/redis/redis.tokens';
 import { MeteringService } from 'src/modules/billing/metering.service';
 import { estimatePromptTokens } from 'src/modules/billing/token-estimator';
 import { ChatCompletionsService } from 'src/modules/chat-completions/chat-completions.service';
@@ -30,6 +33,7 @@ export class MeteringInterceptor implements NestInterceptor {
     private readonly concurrency: ConcurrencyLimiter,
     private readonly tokenLimiter: TokenRateLimiter,
     private readonly policy: RateLimitPolicy,
+    @Inject(REDIS) private readonly redis: Redis,
   ) {}
 
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
@@ -60,8 +64,9 @@ export class MeteringInterceptor implements NestInterceptor {
   }
 
   /**
-   * Tokens per minute and the balance hold are independent, so both Redis calls are in flight at
-   * once; whichever succeeded is undone when the other refuses (a rate limit is reported first).
+   * Tokens per minute and the balance hold are independent, so both Redis calls leave in one write
+   * and are in flight at once; whichever succeeded is undone when the other refuses (a rate limit
+   * is reported first).
    */
   private async admit(
     request: CompletionRequest,
@@ -73,10 +78,12 @@ export class MeteringInterceptor implements NestInterceptor {
     // Usage is recorded long after admission; by then the token admission is known.
     const admitted: { tokens?: TokenAdmission } = {};
     const onRecorded = (usage: TokenUsage) => admitted.tokens?.settle(usage.promptTokens + usage.completionTokens);
-    const [tokens, meter] = await Promise.allSettled([
-      this.admitTokens(request, chat, estimate),
-      this.metering.admit(principal, request.id, chat, promptEstimate, onRecorded),
-    ]);
+    const [tokens, meter] = await inOneWrite(this.redis, () =>
+      Promise.allSettled([
+        this.admitTokens(request, chat, estimate),
+        this.metering.admit(principal, request.id, chat, promptEstimate, onRecorded),
+      ]),
+    );
     if (tokens.status === 'rejected' || meter.status === 'rejected') {
       if (tokens.status === 'fulfilled') {
         tokens.value.settle(0);
