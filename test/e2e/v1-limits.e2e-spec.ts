@@ -41,6 +41,25 @@ describe('/v1 limits (SPEC 7 and 8)', () => {
       expect(limited.body.error.message).toMatch(/\b2\b/);
     });
 
+    it('should not count a request refused as invalid (400) against requests per minute', async () => {
+      const model = await gateway.addModel({ rpm: 2 });
+      const customer = await gateway.newCustomer({ balance: '10' });
+
+      const invalid = await gateway.chat(customer.key, { model, messages: userMessage(), temperature: 9 });
+      const served = [
+        await gateway.chat(customer.key, { model, messages: userMessage() }),
+        await gateway.chat(customer.key, { model, messages: userMessage() }),
+      ];
+      const limited = await gateway.chat(customer.key, { model, messages: userMessage() });
+
+      expectApiError(invalid, 400, { type: 'invalid_request_error', code: null, param: 'temperature' });
+      expect(served.map((response) => response.status)).toEqual([200, 200]);
+      expect(served[1].headers.get('x-ratelimit-remaining-requests')).toBe('0');
+      expectRateLimited(limited);
+      expect(limited.headers.get('x-ratelimit-remaining-requests')).toBe('0');
+      expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
+    });
+
     it('should not call the upstream for a rate-limited request', async () => {
       const model = await gateway.addModel({ rpm: 1 });
       const customer = await gateway.newCustomer({ balance: '10' });

@@ -13,17 +13,19 @@ import { CompletionMeter } from 'src/modules/chat-completions/completion-meter';
 import { ConcurrencyLimiter } from 'src/modules/rate-limits/concurrency-limiter';
 import { LimitedRequest, requestKeys } from 'src/modules/rate-limits/gateway-throttler.guard';
 import { RateLimitPolicy } from 'src/modules/rate-limits/rate-limit-policy.service';
+import { RequestRateLimiter } from 'src/modules/rate-limits/request-rate-limiter';
 import { TokenAdmission, TokenRateLimiter } from 'src/modules/rate-limits/token-rate-limiter';
 import { TokenUsage } from 'src/modules/chat-completions/upstream/provider-adapter';
 
 export type CompletionRequest = AuthenticatedRequest & { completion?: { chat: ChatRequest; meter: CompletionMeter } };
 
 /**
- * Admission and metering around the completion route (requests per minute were checked by the
- * throttler guard before it): validate; take a slot of this process (503 when overloaded); count
- * the estimated tokens per minute (429); hold the worst-case cost (403 insufficient_balance). The
- * relay then records usage through the meter, which also corrects the token count; an error
- * before that gives the hold and the tokens back.
+ * Admission and metering around the completion route, after the throttler guard resolved the
+ * requests-per-minute windows: validate; take a slot of this process (503 when overloaded); count
+ * the request (429), the estimated tokens per minute (429) and hold the worst-case cost (403
+ * insufficient_balance), all three in one Redis round trip. The relay then records usage through
+ * the meter, which also corrects the token count; an error before that gives the hold and the
+ * tokens back.
  */
 @Injectable()
 export class MeteringInterceptor implements NestInterceptor {
@@ -31,6 +33,7 @@ export class MeteringInterceptor implements NestInterceptor {
     private readonly chats: ChatCompletionsService,
     private readonly metering: MeteringService,
     private readonly concurrency: ConcurrencyLimiter,
+    private readonly requestLimiter: RequestRateLimiter,
     private readonly tokenLimiter: TokenRateLimiter,
     private readonly policy: RateLimitPolicy,
     @Inject(REDIS) private readonly redis: Redis,
@@ -45,8 +48,9 @@ export class MeteringInterceptor implements NestInterceptor {
     const estimate = promptEstimate + (chat.maxTokens ?? chat.model.maxOutputTokens) * chat.n;
     const releaseSlot = await this.concurrency.acquire();
     try {
-      const { tokens, meter } = await this.admit(request, chat, principal, promptEstimate, estimate);
-      void context.switchToHttp().getResponse<FastifyReply>().headers(tokens.headers);
+      const reply = context.switchToHttp().getResponse<FastifyReply>();
+      const { tokens, meter } = await this.admit(request, reply, chat, principal, promptEstimate, estimate);
+      void reply.headers(tokens.headers);
       request.completion = { chat, meter };
       const giveBack = async () => {
         if (await meter.release()) {
@@ -64,12 +68,14 @@ export class MeteringInterceptor implements NestInterceptor {
   }
 
   /**
-   * Tokens per minute and the balance hold are independent, so both Redis calls leave in one write
-   * and are in flight at once; whichever succeeded is undone when the other refuses (a rate limit
-   * is reported first).
+   * Requests per minute, tokens per minute and the balance hold are independent, so the three Redis
+   * calls leave in one write and are in flight at once. When one refuses, the tokens and the hold
+   * are given back (a request that reached admission stays counted); the first refusal in that
+   * order is the answer.
    */
   private async admit(
     request: CompletionRequest,
+    reply: FastifyReply,
     chat: ChatRequest,
     principal: ApiKeyPrincipal,
     promptEstimate: number,
@@ -78,20 +84,23 @@ export class MeteringInterceptor implements NestInterceptor {
     // Usage is recorded long after admission; by then the token admission is known.
     const admitted: { tokens?: TokenAdmission } = {};
     const onRecorded = (usage: TokenUsage) => admitted.tokens?.settle(usage.promptTokens + usage.completionTokens);
-    const [tokens, meter] = await inOneWrite(this.redis, () =>
+    const windows = (request as LimitedRequest).requestWindows;
+    const [requests, tokens, meter] = await inOneWrite(this.redis, () =>
       Promise.allSettled([
+        windows ? this.requestLimiter.admit(windows, (headers) => void reply.headers(headers)) : undefined,
         this.admitTokens(request, chat, estimate),
         this.metering.admit(principal, request.id, chat, promptEstimate, onRecorded),
       ]),
     );
-    if (tokens.status === 'rejected' || meter.status === 'rejected') {
+    if (requests.status === 'rejected' || tokens.status === 'rejected' || meter.status === 'rejected') {
       if (tokens.status === 'fulfilled') {
         tokens.value.settle(0);
       }
       if (meter.status === 'fulfilled') {
         await meter.value.release();
       }
-      throw tokens.status === 'rejected' ? tokens.reason : (meter as PromiseRejectedResult).reason;
+      const refusal = [requests, tokens, meter].find((outcome) => outcome.status === 'rejected');
+      throw (refusal as PromiseRejectedResult).reason;
     }
     admitted.tokens = tokens.value;
     return { tokens: tokens.value, meter: meter.value };

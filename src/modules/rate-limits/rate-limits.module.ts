@@ -19,6 +19,7 @@ import { EffectiveLimits, RateLimitPolicy } from 'src/modules/rate-limits/rate-l
 import { RateLimitsRepository } from 'src/modules/rate-limits/rate-limits.repository';
 import { RateLimitsService } from 'src/modules/rate-limits/rate-limits.service';
 import { RedisThrottlerStorage } from 'src/modules/rate-limits/redis-throttler.storage';
+import { RequestRateLimiter } from 'src/modules/rate-limits/request-rate-limiter';
 import { TokenRateLimiter } from 'src/modules/rate-limits/token-rate-limiter';
 
 /** The limits of this request's account on its model, computed once per request; null for an unknown model. */
@@ -41,10 +42,12 @@ function limitsOf(context: ExecutionContext, catalog: CatalogService, policy: Ra
     RateLimitPolicy,
     RedisThrottlerStorage,
     LimiterFailurePolicy,
+    RequestRateLimiter,
     TokenRateLimiter,
     ConcurrencyLimiter,
   ],
   exports: [
+    RequestRateLimiter,
     RateLimitsRepository,
     RateLimitPolicy,
     RedisThrottlerStorage,
