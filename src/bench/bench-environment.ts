@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { API_NODE_FLAGS } from 'src/config/api-runtime';
 import { ChildProcesses, freePort, Started } from 'src/bench/child-processes';
 import {
   BENCH_DATABASE_URL,
@@ -87,7 +88,8 @@ async function startGateway(
   const { env, adminToken } = gatewayEnv(port);
   // For profiling the gateway alone, e.g. BENCH_GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof".
   const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const api: Started = children.startNode('gateway-api', [...nodeArgs, join(DIST, 'main.js')], env);
+  const apiArgs = [...API_NODE_FLAGS, ...nodeArgs, join(DIST, 'main.js')];
+  const api: Started = children.startNode('gateway-api', apiArgs, env);
   const worker = children.startNode('gateway-worker', [...nodeArgs, join(DIST, 'worker.js')], env);
   const origin = `http://127.0.0.1:${port}`;
   await children.waitForHttp(api, `${origin}/health/ready`, {}, 60_000);

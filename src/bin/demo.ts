@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { API_NODE_FLAGS } from 'src/config/api-runtime';
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -23,7 +24,7 @@ async function main(): Promise<void> {
   await migrate(config);
 
   start('mock', [join(__dirname, 'mock-upstream.js'), '--port', String(MOCK_PORT)], env);
-  start('api', [join(__dirname, '..', 'main.js')], env);
+  start('api', [...API_NODE_FLAGS, join(__dirname, '..', 'main.js')], env);
   start('worker', [join(__dirname, '..', 'worker.js')], env);
   const base = `http://127.0.0.1:${config.port}`;
   await waitForReady(`${base}/health/ready`);
