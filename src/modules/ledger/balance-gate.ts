@@ -50,6 +50,12 @@ redis.call('ZREM', KEYS[5], ARGV[2])
 if ARGV[3] ~= '' then sync(KEYS[1], ARGV[3], ARGV[4]) end
 return amount and 1 or 0`;
 
+// One command rather than MULTI/HSET/ZADD/EXEC: the same atomicity for a quarter of the commands.
+const RECORD_SCRIPT = `
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+return 1`;
+
 // Claims up to ARGV[2] recorded usages claimable at ARGV[1] (ms) by moving them ARGV[3] ms into the
 // future: a worker that dies holding them only delays them. The per-account hash key is derived
 // here (not declared), as the member names its account; fine on one Redis, not on a cluster.
@@ -87,6 +93,7 @@ export class BalanceGate {
     this.redis.defineCommand('gatewayHold', { numberOfKeys: 3, lua: HOLD_SCRIPT });
     this.redis.defineCommand('gatewaySync', { numberOfKeys: 1, lua: SYNC_SCRIPT });
     this.redis.defineCommand('gatewayRelease', { numberOfKeys: 5, lua: RELEASE_SCRIPT });
+    this.redis.defineCommand('gatewayRecordUsage', { numberOfKeys: 2, lua: RECORD_SCRIPT });
     this.redis.defineCommand('gatewayClaimUsage', { numberOfKeys: 1, lua: CLAIM_SCRIPT });
   }
 
@@ -133,8 +140,14 @@ export class BalanceGate {
    * claimable by a settling worker at once.
    */
   async recordUsage(accountId: string, requestId: string, payload: string): Promise<void> {
-    const member = `${accountId}:${requestId}`;
-    await this.redis.multi().hset(usageKey(accountId), requestId, payload).zadd(USAGE_INDEX, Date.now(), member).exec();
+    await this.command('gatewayRecordUsage')(
+      usageKey(accountId),
+      USAGE_INDEX,
+      requestId,
+      payload,
+      Date.now().toString(),
+      `${accountId}:${requestId}`,
+    );
   }
 
   async hasRecordedUsage(accountId: string, requestId: string): Promise<boolean> {
