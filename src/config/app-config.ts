@@ -74,7 +74,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     shutdownGraceMs: dto.SHUTDOWN_GRACE_MS ?? 10_000,
     rateLimits: { failMode: dto.RATE_LIMIT_FAIL_MODE ?? 'open', windowMs: dto.RATE_LIMIT_WINDOW_MS ?? 60_000 },
     overload: {
-      maxConcurrent: dto.MAX_CONCURRENT_COMPLETIONS ?? 2_048,
+      maxConcurrent: dto.MAX_CONCURRENT_COMPLETIONS ?? 4_096,
       maxQueued: dto.MAX_QUEUED_COMPLETIONS ?? 1_024,
       queueWaitMs: dto.QUEUE_WAIT_MS ?? 5_000,
     },

@@ -227,6 +227,14 @@ export class Books {
     expect(await findLedgerMismatches(this.db)).toEqual([]);
   }
 
+  /** Waits until no recorded usage is left for a request (settlement removes it after its commit). */
+  waitForSettled(accountId: string, requestId: string): Promise<SettleCompletionPayload | null> {
+    return eventually(
+      () => this.recordedUsage(accountId, requestId),
+      (recorded) => recorded === null,
+    );
+  }
+
   /** The usage the API recorded for a request and no worker has settled yet, or null. */
   async recordedUsage(accountId: string, requestId: string): Promise<SettleCompletionPayload | null> {
     const json = await this.gateway.app.get(BalanceGate).recordedUsage(accountId, requestId);

@@ -45,7 +45,7 @@ export class MeteringService {
     requestId: string,
     chat: ChatRequest,
     promptEstimate: number,
-    /** Told the usage billed, e.g. to correct the tokens-per-minute count. */
+    /** Told the usage being recorded (in the same Redis write), e.g. to correct the tokens-per-minute count. */
     onRecorded: (usage: TokenUsage) => void,
   ): Promise<CompletionMeter> {
     const maxOutput = (chat.maxTokens ?? chat.model.maxOutputTokens) * chat.n;
@@ -72,14 +72,9 @@ export class MeteringService {
         recorded = true;
         return usage;
       },
-      // Once usage is recorded, settlement owns the hold; releasing it early would let it be spent twice.
-      release: async () => {
-        if (recorded) {
-          return false;
-        }
-        await this.release(context);
-        return true;
-      },
+      // Once usage is recorded, settlement owns the hold; releasing it early would let it be spent
+      // twice. Redis refuses too when a recording landed whose reply never came back.
+      release: async () => (recorded ? false : this.release(context)),
     };
   }
 
@@ -139,11 +134,12 @@ export class MeteringService {
     return usage;
   }
 
-  /** Nothing was delivered: the hold goes back, nothing is billed. */
-  private async release(context: MeterContext): Promise<void> {
-    await this.gate.release(context.principal.accountId, context.requestId).catch((error: Error) =>
+  /** Nothing was delivered: the hold goes back, nothing is billed. False when it stayed. */
+  private async release(context: MeterContext): Promise<boolean> {
+    return this.gate.release(context.principal.accountId, context.requestId).catch((error: Error) => {
       // The sweeper releases it later; the customer is only short of that hold until then.
-      this.logger.error({ err: error.message, reqId: context.requestId }, 'could not release hold'),
-    );
+      this.logger.error({ err: error.message, reqId: context.requestId }, 'could not release hold');
+      return false;
+    });
   }
 }

@@ -27,19 +27,22 @@ export class SettlementService {
   ) {}
 
   /**
-   * Claims and settles recorded usage while full batches come back; returns how many were settled.
-   * A short batch ends the pass: what is recorded after it comes with its own settlement request,
-   * and claiming it at once would settle a trickle of tiny batches back to back.
+   * Claims and settles recorded usage while full batches settle cleanly; returns how many were
+   * settled. A short batch ends the pass: what is recorded after it comes with its own settlement
+   * request, and claiming it at once would settle a trickle of tiny batches back to back. A batch
+   * with failures ends it too (Postgres may be down: the rest waits rather than failing one by one).
    * What fails stays claimed until its lease lapses, so a bad record cannot keep a worker busy.
    */
   async settleRecorded(): Promise<number> {
     let settled = 0;
-    let claimed: string[];
-    do {
-      claimed = await this.gate.claimUsage(CLAIM_BATCH, this.config.settlementLeaseMs);
-      settled += (await this.settle(claimed.flatMap((json) => this.parse(json)))).settled.length;
-    } while (claimed.length === CLAIM_BATCH);
-    return settled;
+    for (;;) {
+      const claimed = await this.gate.claimUsage(CLAIM_BATCH, this.config.settlementLeaseMs);
+      const report = await this.settle(claimed.flatMap((json) => this.parse(json)));
+      settled += report.settled.length;
+      if (claimed.length < CLAIM_BATCH || report.failed.length > 0) {
+        return settled;
+      }
+    }
   }
 
   /** One transaction for the batch; if it fails, one per payload, so one bad payload fails alone. */

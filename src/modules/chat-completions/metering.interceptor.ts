@@ -21,11 +21,10 @@ export type CompletionRequest = AuthenticatedRequest & { completion?: { chat: Ch
 
 /**
  * Admission and metering around the completion route, after the throttler guard resolved the
- * requests-per-minute windows: validate; take a slot of this process (503 when overloaded); count
- * the request (429), the estimated tokens per minute (429) and hold the worst-case cost (403
- * insufficient_balance), all three in one Redis round trip. The relay then records usage through
- * the meter, which also corrects the token count; an error before that gives the hold and the
- * tokens back.
+ * requests-per-minute windows: validate; count the request (429), the estimated tokens per minute
+ * (429) and hold the worst-case cost (403 insufficient_balance), all three in one Redis round trip;
+ * take a slot of this process (503 when overloaded). The relay then records usage through the
+ * meter, which also corrects the token count; an error before that gives the hold and the tokens back.
  */
 @Injectable()
 export class MeteringInterceptor implements NestInterceptor {
@@ -46,25 +45,24 @@ export class MeteringInterceptor implements NestInterceptor {
     const messages = (request.body as { messages: unknown[] }).messages;
     const promptEstimate = estimatePromptTokens(messages);
     const estimate = promptEstimate + (chat.maxTokens ?? chat.model.maxOutputTokens) * chat.n;
-    const releaseSlot = await this.concurrency.acquire();
-    try {
-      const reply = context.switchToHttp().getResponse<FastifyReply>();
-      const { tokens, meter } = await this.admit(request, reply, chat, principal, promptEstimate, estimate);
-      void reply.headers(tokens.headers);
-      request.completion = { chat, meter };
-      const giveBack = async () => {
-        if (await meter.release()) {
-          tokens.settle(0);
-        }
-      };
-      return next.handle().pipe(
-        catchError((error: unknown) => from(giveBack()).pipe(mergeMap(() => throwError(() => error)))),
-        finalize(releaseSlot),
-      );
-    } catch (error) {
-      releaseSlot();
+    const reply = context.switchToHttp().getResponse<FastifyReply>();
+    const { tokens, meter } = await this.admit(request, reply, chat, principal, promptEstimate, estimate);
+    const giveBack = async () => {
+      if (await meter.release()) {
+        tokens.settle(0);
+      }
+    };
+    // After admission, so a request over its limits is refused at once instead of queueing for a slot.
+    const releaseSlot = await this.concurrency.acquire().catch(async (error: unknown) => {
+      await giveBack();
       throw error;
-    }
+    });
+    void reply.headers(tokens.headers);
+    request.completion = { chat, meter };
+    return next.handle().pipe(
+      catchError((error: unknown) => from(giveBack()).pipe(mergeMap(() => throwError(() => error)))),
+      finalize(releaseSlot),
+    );
   }
 
   /**

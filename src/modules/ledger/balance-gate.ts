@@ -38,7 +38,11 @@ const SYNC_SCRIPT = `${SYNC_SNAPSHOT}
 sync(KEYS[1], ARGV[1], ARGV[2])
 return 1`;
 
+// Settlement's release (ARGV[5] = '0') closes the hold and the recorded usage together. Giving an
+// unused hold back (ARGV[5] = '1') refuses once usage is recorded for it: that hold is settlement's,
+// even if the request failed after a recording whose reply was lost.
 const RELEASE_SCRIPT = `${SYNC_SNAPSHOT}
+if ARGV[5] == '1' and redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then return 0 end
 local amount = redis.call('HGET', KEYS[2], ARGV[1])
 if amount then
   redis.call('HDEL', KEYS[2], ARGV[1])
@@ -50,24 +54,28 @@ redis.call('ZREM', KEYS[5], ARGV[2])
 if ARGV[3] ~= '' then sync(KEYS[1], ARGV[3], ARGV[4]) end
 return amount and 1 or 0`;
 
-// One command rather than MULTI/HSET/ZADD/EXEC: the same atomicity for a quarter of the commands.
-const RECORD_SCRIPT = `
+// Claim times are Redis's clock, never a process's: an API process whose clock runs ahead of the
+// workers' would otherwise record usage the settlement it asked for cannot claim yet.
+const REDIS_NOW_MS = `local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)`;
+
+// Claimable at once. NX: a recording replayed after a reconnect must not cut a worker's lease short.
+const RECORD_SCRIPT = `${REDIS_NOW_MS}
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+redis.call('ZADD', KEYS[2], 'NX', now, ARGV[3])
 return 1`;
 
-// Claims up to ARGV[2] recorded usages claimable at ARGV[1] (ms) by moving them ARGV[3] ms into the
-// future: a worker that dies holding them only delays them. The per-account hash key is derived
+// Claims up to ARGV[1] recorded usages claimable now by moving them ARGV[2] ms into the future: a
+// worker that dies holding them only delays them. The per-account hash key is derived
 // here (not declared), as the member names its account; fine on one Redis, not on a cluster.
-const CLAIM_SCRIPT = `
-local now = tonumber(ARGV[1])
-local members = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))
+const CLAIM_SCRIPT = `${REDIS_NOW_MS}
+local members = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
 local payloads = {}
 for _, member in ipairs(members) do
   local separator = string.find(member, ':', 1, true)
-  local payload = redis.call('HGET', ARGV[4] .. string.sub(member, 1, separator - 1), string.sub(member, separator + 1))
+  local payload = redis.call('HGET', ARGV[3] .. string.sub(member, 1, separator - 1), string.sub(member, separator + 1))
   if payload then
-    redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), member)
+    redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), member)
     payloads[#payloads + 1] = payload
   else
     redis.call('ZREM', KEYS[1], member)
@@ -114,13 +122,18 @@ export class BalanceGate {
     return status === 0 ? { outcome: 'insufficient', available: BigInt(available) } : { outcome: 'unknown' };
   }
 
-  /** Drops the hold (idempotent), and records the account's new balance when one is given. */
-  async release(accountId: string, requestId: string, snapshot?: BalanceSnapshot): Promise<boolean> {
-    const released = (await this.command('gatewayRelease')(...releaseArgs(accountId, requestId, snapshot))) as number;
+  /**
+   * Gives an unused hold back (idempotent); false when there was none, or when usage is recorded
+   * for it: then settlement closes it.
+   */
+  async release(accountId: string, requestId: string): Promise<boolean> {
+    const released = (await this.command('gatewayRelease')(
+      ...releaseArgs(accountId, requestId, undefined, true),
+    )) as number;
     return released === 1;
   }
 
-  /** release() for many holds in one round trip. */
+  /** Closes settled holds and their recorded usage in one round trip, pushing each account's new balance. */
   async releaseMany(items: { accountId: string; requestId: string; snapshot?: BalanceSnapshot }[]): Promise<void> {
     const pipeline = this.redis.pipeline() as unknown as Record<string, (...args: string[]) => unknown> & {
       exec(): Promise<[Error | null, unknown][] | null>;
@@ -145,7 +158,6 @@ export class BalanceGate {
       USAGE_INDEX,
       requestId,
       payload,
-      Date.now().toString(),
       `${accountId}:${requestId}`,
     );
   }
@@ -166,7 +178,6 @@ export class BalanceGate {
   async claimUsage(limit: number, leaseMs: number): Promise<string[]> {
     return (await this.command('gatewayClaimUsage')(
       USAGE_INDEX,
-      Date.now().toString(),
       String(limit),
       String(leaseMs),
       USAGE_PREFIX,
@@ -175,13 +186,11 @@ export class BalanceGate {
 
   /** Whether a worker holds a live lease on a request's recorded usage (it is settling it now). */
   async isClaimed(accountId: string, requestId: string): Promise<boolean> {
-    const claimableAt = await this.redis.zscore(USAGE_INDEX, `${accountId}:${requestId}`);
-    return claimableAt !== null && Number(claimableAt) > Date.now();
-  }
-
-  /** Recorded usages not settled yet, claimed or not (the settlement backlog). */
-  async unsettledUsage(): Promise<number> {
-    return this.redis.zcard(USAGE_INDEX);
+    const [claimableAt, [seconds, micros]] = await Promise.all([
+      this.redis.zscore(USAGE_INDEX, `${accountId}:${requestId}`),
+      this.redis.time(),
+    ]);
+    return claimableAt !== null && Number(claimableAt) > Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   }
 
   /** Records a balance read from Postgres, unless Redis already has a newer one. */
@@ -208,7 +217,7 @@ export class BalanceGate {
 }
 
 /** Keys and arguments of RELEASE_SCRIPT for one hold. */
-function releaseArgs(accountId: string, requestId: string, snapshot?: BalanceSnapshot): string[] {
+function releaseArgs(accountId: string, requestId: string, snapshot?: BalanceSnapshot, unusedOnly = false): string[] {
   return [
     snapshotKey(accountId),
     holdsKey(accountId),
@@ -219,5 +228,6 @@ function releaseArgs(accountId: string, requestId: string, snapshot?: BalanceSna
     `${accountId}:${requestId}`,
     snapshot?.balance.toString() ?? '',
     snapshot?.version.toString() ?? '',
+    unusedOnly ? '1' : '0',
   ];
 }

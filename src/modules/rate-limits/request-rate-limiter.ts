@@ -24,7 +24,8 @@ export class RequestRateLimiter {
   /**
    * Counts the request in all its windows, or in none when one is full (then rejects with the 429).
    * The Redis call is sent before the first await, so a caller can batch it with others.
-   * `setHeaders` receives the account window's `x-ratelimit-*-requests` headers either way.
+   * `setHeaders` receives the account window's `x-ratelimit-*-requests` headers, admitted or refused
+   * by that window (none when the end user's window refused, or when Redis could not answer).
    */
   async admit(check: RequestWindows, setHeaders: (headers: Record<string, string>) => void): Promise<void> {
     const { windows, ttl, model, user } = check;

@@ -36,7 +36,7 @@ end
 return 1`;
 
 export interface TokenAdmission {
-  /** Replaces the estimate with the tokens actually used (fire and forget). */
+  /** Replaces the estimate with the tokens actually used (fire and forget); only the first call counts. */
   settle(actualTokens: number): void;
   headers: Record<string, string>;
 }
@@ -83,6 +83,7 @@ export class TokenRateLimiter {
       return { settle: () => undefined, headers: {} };
     }
     const [status, used] = result;
+    let settled = false;
     if (status !== 1) {
       metrics.rateLimited.inc({ limit: status === 2 ? 'end-user-tokens' : 'tokens' });
       const limit = status === 2 ? limits.endUser!.tpm : limits.tpm;
@@ -100,7 +101,13 @@ export class TokenRateLimiter {
         'x-ratelimit-remaining-tokens': String(Math.max(0, limits.tpm - used)),
         'x-ratelimit-reset-tokens': resetIn(resetMs),
       },
-      settle: (actual) => this.correct(keys, actual - estimate),
+      // Once: a recording that failed after its correction went out is given back as 0 tokens too.
+      settle: (actual) => {
+        if (!settled) {
+          settled = true;
+          this.correct(keys, actual - estimate);
+        }
+      },
     };
   }
 
