@@ -39,7 +39,11 @@ export class BillingQueue implements OnModuleDestroy {
     await this.queue.add(BillingJob.SettleRecorded, {}, { removeOnComplete: true, removeOnFail: 1_000 });
   }
 
-  /** A shutting-down API process still hands its last recordings over. */
+  /**
+   * On shutdown, recordings made so far are handed over at once. Streams that finish during the
+   * HTTP drain after this still ask as usual; one whose request was pending when the queue closed
+   * is settled by the workers' periodic pass.
+   */
   async onModuleDestroy(): Promise<void> {
     if (this.pending) {
       clearTimeout(this.pending);
