@@ -527,5 +527,51 @@ describe('billing: failures, admission and settlement faults', () => {
       expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
       expect(await books.bills(customer)).toHaveLength(1);
     });
+
+    it('should still find an orphaned hold behind a thousand holds whose usage waits for settlement', async () => {
+      const customer = await gateway.newCustomer({ balance: '10' });
+      const gate = gateway.app.get(BalanceGate);
+      const consumer = worker.app.get(BillingProcessor).worker;
+      const recordedIds = Array.from({ length: 1_001 }, () => `req_${randomUUID().replace(/-/g, '')}`);
+      await consumer.pause();
+      try {
+        await Promise.all(
+          recordedIds.map(async (requestId) => {
+            await gate.hold(customer.accountId, requestId, 1n);
+            const usage = { ...oneTokenUsage(customer), requestId };
+            await gate.recordUsage(customer.accountId, requestId, JSON.stringify(usage));
+          }),
+        );
+        await sleep(5);
+        expect(await gate.hold(customer.accountId, 'req_orphan_behind', 7n)).toEqual({ outcome: 'held' });
+        await sleep(5);
+
+        const released = await worker.app.get(HoldSweeper).sweep(1);
+
+        expect(released).toBeGreaterThanOrEqual(1);
+        expect(await books.reserved(customer.accountId)).toBe(1_001n);
+      } finally {
+        consumer.resume();
+      }
+      await gateway.app.get(BillingQueue).enqueueSettlement();
+      expect(await books.waitForNoHolds(customer.accountId, 20_000)).toBe(0n);
+    }, 30_000);
+
+    function oneTokenUsage(customer: Customer): Omit<SettleCompletionPayload, 'requestId'> {
+      return {
+        accountId: customer.accountId,
+        keyId: customer.keyId,
+        modelId: model,
+        channelId: 'ch-direct',
+        inputPrice: prices.inputPrice.toString(),
+        outputPrice: prices.outputPrice.toString(),
+        promptTokens: 1,
+        completionTokens: 1,
+        usageSource: 'upstream',
+        status: 'completed',
+        upstreamLatencyMs: 1,
+        createdAt: new Date().toISOString(),
+      };
+    }
   });
 });

@@ -5,7 +5,7 @@ import { BalanceGate } from 'src/modules/ledger/balance-gate';
 
 /** Longer than any request may run (upstream timeouts included), so a live request is never swept. */
 export const HOLD_TIMEOUT_MS = 30 * 60_000;
-const SWEEP_LIMIT = 1_000;
+const SWEEP_PAGE = 1_000;
 
 /**
  * Closes the holds a dead API process left open. A hold with recorded usage is settlement's to
@@ -21,15 +21,23 @@ export class HoldSweeper {
 
   async sweep(olderThanMs = HOLD_TIMEOUT_MS): Promise<number> {
     let released = 0;
-    for (const [accountId, requestId] of await this.gate.staleHolds(olderThanMs, SWEEP_LIMIT)) {
-      if (await this.gate.hasRecordedUsage(accountId, requestId)) {
-        continue;
+    // Holds that stay (their usage is recorded: settlement's) keep their place in the index, so the
+    // next page starts after them; without that, a backlog of them would hide every orphan behind it.
+    let kept = 0;
+    for (;;) {
+      const page = await this.gate.staleHolds(olderThanMs, SWEEP_PAGE, kept);
+      for (const [accountId, requestId] of page) {
+        // Atomic in Redis: refused when usage is recorded for the hold, even if recorded just now.
+        if (await this.gate.release(accountId, requestId)) {
+          released++;
+          this.logger.warn({ accountId, reqId: requestId }, 'released an orphaned hold (its API process died)');
+        } else {
+          kept++;
+        }
       }
-      if (await this.gate.release(accountId, requestId)) {
-        released++;
-        this.logger.warn({ accountId, reqId: requestId }, 'released an orphaned hold (its API process died)');
+      if (page.length < SWEEP_PAGE) {
+        return released;
       }
     }
-    return released;
   }
 }

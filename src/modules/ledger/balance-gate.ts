@@ -162,10 +162,6 @@ export class BalanceGate {
     );
   }
 
-  async hasRecordedUsage(accountId: string, requestId: string): Promise<boolean> {
-    return (await this.redis.hexists(usageKey(accountId), requestId)) === 1;
-  }
-
   /** The payload recorded for a request and not settled yet, or null. */
   recordedUsage(accountId: string, requestId: string): Promise<string | null> {
     return this.redis.hget(usageKey(accountId), requestId);
@@ -199,8 +195,9 @@ export class BalanceGate {
   }
 
   /** Holds opened before `olderThanMs` ago, as [accountId, requestId]. */
-  async staleHolds(olderThanMs: number, limit: number): Promise<[string, string][]> {
-    const members = await this.redis.zrangebyscore(HOLD_INDEX, '-inf', Date.now() - olderThanMs, 'LIMIT', 0, limit);
+  async staleHolds(olderThanMs: number, limit: number, offset = 0): Promise<[string, string][]> {
+    const oldest = Date.now() - olderThanMs;
+    const members = await this.redis.zrangebyscore(HOLD_INDEX, '-inf', oldest, 'LIMIT', offset, limit);
     return members.map((member) => {
       const separator = member.indexOf(':');
       return [member.slice(0, separator), member.slice(separator + 1)];
