@@ -169,7 +169,7 @@ export class BalanceGate {
 
   /**
    * Up to `limit` recorded usages (payload JSON) no other worker holds, now this caller's for
-   * `leaseMs`. Settling one releases it for good (release/releaseMany); otherwise it comes back.
+   * `leaseMs`. Settling one closes it for good (releaseMany); otherwise it comes back.
    */
   async claimUsage(limit: number, leaseMs: number): Promise<string[]> {
     return (await this.command('gatewayClaimUsage')(
