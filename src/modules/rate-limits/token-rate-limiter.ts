@@ -101,7 +101,7 @@ export class TokenRateLimiter {
         'x-ratelimit-remaining-tokens': String(Math.max(0, limits.tpm - used)),
         'x-ratelimit-reset-tokens': resetIn(resetMs),
       },
-      // Once: a recording that failed after its correction went out is given back as 0 tokens too.
+      // Once: when a recording fails after its correction went out, the give-back that follows must not correct again.
       settle: (actual) => {
         if (!settled) {
           settled = true;
