@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
 import { formatUsd } from 'src/common/money/money';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { BillingProcessor } from 'src/modules/billing/billing.processor';
@@ -458,6 +459,42 @@ describe('billing: failures, admission and settlement faults', () => {
       expect(await books.usageRecords([stranger.requestId])).toEqual([]);
       expect(await books.ledgerByReference([stranger.requestId])).toEqual([]);
       expect(await books.balance(customer)).toBe(before);
+    });
+
+    it('should settle the other accounts of a batch while one account row stays locked, and that one after', async () => {
+      const [locked, free] = await Promise.all([
+        gateway.newCustomer({ balance: '10' }),
+        gateway.newCustomer({ balance: '10' }),
+      ]);
+      const [lockedBefore, freeBefore] = await Promise.all([books.balance(locked), books.balance(free)]);
+      const waiting = [payloadFor(locked), payloadFor(locked, { completionTokens: 9 })];
+      const other = payloadFor(free);
+      // A 2 s lease: a settlement waits at most 200 ms for a row lock.
+      const shortLease = await TestWorker.start({ SETTLEMENT_LEASE_MS: '2000' });
+      const operator = new Client({ connectionString: process.env.DATABASE_URL });
+      await operator.connect();
+      try {
+        await operator.query('BEGIN');
+        await operator.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [locked.accountId]);
+
+        // Returns while the lock is still held: nothing waits for the operator's transaction.
+        const report = await shortLease.app.get(SettlementService).settle([waiting[0], other, waiting[1]]);
+
+        expect(report.settled).toEqual([other.requestId]);
+        expect([...report.failed].sort()).toEqual(waiting.map((payload) => payload.requestId).sort());
+        expect(await books.balance(free)).toBe(freeBefore - payloadCost(other));
+        expect(await books.balance(locked)).toBe(lockedBefore);
+        await operator.query('COMMIT');
+
+        const retried = await shortLease.app.get(SettlementService).settle(waiting);
+
+        expect([...retried.settled].sort()).toEqual(waiting.map((payload) => payload.requestId).sort());
+        const expected = lockedBefore - payloadCost(waiting[0]) - payloadCost(waiting[1]);
+        expect(formatUsd(await books.balance(locked))).toBe(formatUsd(expected));
+      } finally {
+        await operator.end();
+        await shortLease.close();
+      }
     });
   });
 

@@ -33,8 +33,16 @@ interface LedgerRow {
 export class SettlementRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  settle(payloads: SettleCompletionPayload[], sharePercent: number): Promise<SettlementResult> {
-    return this.dataSource.transaction((manager) => this.settleIn(manager, dedupe(payloads), sharePercent));
+  /**
+   * `lockTimeoutMs` bounds the wait for another transaction's row locks (an operator's open
+   * session, say): past it the transaction fails with `isLockTimeout`, instead of holding a worker
+   * slot until the usage's lease lapses and a second worker blocks on the same row.
+   */
+  settle(payloads: SettleCompletionPayload[], sharePercent: number, lockTimeoutMs: number): Promise<SettlementResult> {
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`);
+      return this.settleIn(manager, dedupe(payloads), sharePercent);
+    });
   }
 
   private async settleIn(
@@ -240,4 +248,9 @@ async function upsertDailyUsage(
       rows.map((row) => row.cost.toString()),
     ],
   );
+}
+
+/** Postgres gave up waiting for a row lock (SQLSTATE 55P03, `lock_not_available`). */
+export function isLockTimeout(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === '55P03';
 }

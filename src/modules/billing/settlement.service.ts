@@ -3,7 +3,7 @@ import { Logger } from 'pino';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { LOGGER } from 'src/common/logging/logger';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
-import { SettlementRepository, SettlementResult } from 'src/modules/billing/settlement.repository';
+import { isLockTimeout, SettlementRepository, SettlementResult } from 'src/modules/billing/settlement.repository';
 import { BalanceGate } from 'src/modules/ledger/balance-gate';
 
 /** Usages claimed, and settled in one transaction, at a time. */
@@ -45,7 +45,11 @@ export class SettlementService {
     }
   }
 
-  /** One transaction for the batch; if it fails, one per payload, so one bad payload fails alone. */
+  /**
+   * One transaction for the batch. If it fails: one per account, so a locked or broken account
+   * fails alone; within an account, one per payload, so one bad payload fails alone — except when
+   * the account's row was locked, which its other payloads would only wait for again.
+   */
   async settle(payloads: SettleCompletionPayload[]): Promise<SettlementReport> {
     if (payloads.length === 0) {
       return { settled: [], failed: [] };
@@ -54,16 +58,28 @@ export class SettlementService {
       await this.apply(payloads);
       return { settled: payloads.map((payload) => payload.requestId), failed: [] };
     } catch (error) {
+      const reason = (error as Error).message;
       if (payloads.length === 1) {
-        this.logger.error({ err: (error as Error).message, reqId: payloads[0].requestId }, 'settlement failed');
+        this.logger.error({ err: reason, reqId: payloads[0].requestId }, 'settlement failed');
         return { settled: [], failed: [payloads[0].requestId] };
       }
-      this.logger.warn(
-        { err: (error as Error).message, size: payloads.length },
-        'batch settlement failed; settling one by one',
-      );
-      const reports = await Promise.all(payloads.map((payload) => this.settle([payload])));
-      return { settled: reports.flatMap((r) => r.settled), failed: reports.flatMap((r) => r.failed) };
+      const accounts = groupByAccount(payloads);
+      if (accounts.length > 1) {
+        this.logger.warn(
+          { err: reason, size: payloads.length },
+          'batch settlement failed; settling account by account',
+        );
+        return merge(await Promise.all(accounts.map((group) => this.settle(group))));
+      }
+      if (isLockTimeout(error)) {
+        this.logger.error(
+          { err: reason, accountId: payloads[0].accountId, size: payloads.length },
+          'an account row stayed locked by another transaction; its usage is settled once the claim lapses',
+        );
+        return { settled: [], failed: payloads.map((payload) => payload.requestId) };
+      }
+      this.logger.warn({ err: reason, size: payloads.length }, 'settlement failed; settling one by one');
+      return merge(await Promise.all(payloads.map((payload) => this.settle([payload]))));
     }
   }
 
@@ -77,7 +93,9 @@ export class SettlementService {
   }
 
   private async apply(payloads: SettleCompletionPayload[]): Promise<void> {
-    const result = await this.repository.settle(payloads, this.config.referralSharePercent);
+    // A tenth of the lease: a blocked transaction gives up long before its claim lapses.
+    const lockTimeoutMs = this.config.settlementLeaseMs / 10;
+    const result = await this.repository.settle(payloads, this.config.referralSharePercent, lockTimeoutMs);
     this.report(result);
     // After the commit: a crash here leaves holds and records in Redis; once the lease lapses they
     // are claimed again, found settled, charged nothing, and released.
@@ -103,4 +121,21 @@ export class SettlementService {
       );
     }
   }
+}
+
+function groupByAccount(payloads: SettleCompletionPayload[]): SettleCompletionPayload[][] {
+  const groups = new Map<string, SettleCompletionPayload[]>();
+  for (const payload of payloads) {
+    const group = groups.get(payload.accountId);
+    if (group) {
+      group.push(payload);
+    } else {
+      groups.set(payload.accountId, [payload]);
+    }
+  }
+  return [...groups.values()];
+}
+
+function merge(reports: SettlementReport[]): SettlementReport {
+  return { settled: reports.flatMap((r) => r.settled), failed: reports.flatMap((r) => r.failed) };
 }
