@@ -6,6 +6,7 @@ import { BillingProcessor } from 'src/modules/billing/billing.processor';
 import { BillingQueue } from 'src/modules/billing/billing.queue';
 import { HoldSweeper } from 'src/modules/billing/hold-sweeper.service';
 import { Prices, usageCost } from 'src/modules/billing/pricing';
+import { SettlementRepository } from 'src/modules/billing/settlement.repository';
 import { SettlementService } from 'src/modules/billing/settlement.service';
 import { estimatePromptTokens } from 'src/modules/billing/token-estimator';
 import { BalanceGate } from 'src/modules/ledger/balance-gate';
@@ -478,7 +479,10 @@ describe('billing: failures, admission and settlement faults', () => {
         await operator.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [locked.accountId]);
 
         // Returns while the lock is still held: nothing waits for the operator's transaction.
+        const transactions = jest.spyOn(shortLease.app.get(SettlementRepository), 'settle');
         const report = await shortLease.app.get(SettlementService).settle([waiting[0], other, waiting[1]]);
+        // The batch, then each account once: the locked one is not retried payload by payload.
+        expect(transactions).toHaveBeenCalledTimes(3);
 
         expect(report.settled).toEqual([other.requestId]);
         expect([...report.failed].sort()).toEqual(waiting.map((payload) => payload.requestId).sort());

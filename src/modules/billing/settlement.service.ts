@@ -8,6 +8,8 @@ import { BalanceGate } from 'src/modules/ledger/balance-gate';
 
 /** Usages claimed, and settled in one transaction, at a time. */
 const CLAIM_BATCH = 500;
+/** Accounts of a failed batch settled at once, each in its own transaction. */
+const ACCOUNTS_AT_ONCE = 8;
 
 export interface SettlementReport {
   /** Request ids settled now or found settled before (charged at most once either way). */
@@ -69,17 +71,28 @@ export class SettlementService {
           { err: reason, size: payloads.length },
           'batch settlement failed; settling account by account',
         );
-        return merge(await Promise.all(accounts.map((group) => this.settle(group))));
+        const reports: SettlementReport[] = [];
+        // A few at a time: a batch of 500 must not take every connection of the pool.
+        for (let start = 0; start < accounts.length; start += ACCOUNTS_AT_ONCE) {
+          const slice = accounts.slice(start, start + ACCOUNTS_AT_ONCE);
+          reports.push(...(await Promise.all(slice.map((group) => this.settle(group)))));
+        }
+        return merge(reports);
       }
       if (isLockTimeout(error)) {
         this.logger.error(
           { err: reason, accountId: payloads[0].accountId, size: payloads.length },
-          'an account row stayed locked by another transaction; its usage is settled once the claim lapses',
+          'the account or its referrer stayed locked by another transaction; its usage is settled once the claim lapses',
         );
         return { settled: [], failed: payloads.map((payload) => payload.requestId) };
       }
       this.logger.warn({ err: reason, size: payloads.length }, 'settlement failed; settling one by one');
-      return merge(await Promise.all(payloads.map((payload) => this.settle([payload]))));
+      // One after another: they all lock the same account row.
+      const reports: SettlementReport[] = [];
+      for (const payload of payloads) {
+        reports.push(await this.settle([payload]));
+      }
+      return merge(reports);
     }
   }
 
