@@ -9,7 +9,9 @@ const corkedThisTurn = new WeakSet<Redis>();
  * largest item of the API's per-request CPU. Under load one turn handles many requests, so their
  * admissions and usage records share a write (50 clients, instant upstream: +14–18 % completions
  * per second). The socket stays corked until the turn's check phase (`setImmediate`), after the
- * I/O callbacks and promise reactions of the turn, so a lone request waits for nothing else.
+ * I/O callbacks and promise reactions of the turn, so a lone request waits for nothing else; a
+ * busy turn delays its first command by the rest of the turn, as it does every other command this
+ * client sends meanwhile.
  * The replies still resolve each command's own promise.
  */
 export function inOneWrite<T>(redis: Redis, issue: () => T): T {
