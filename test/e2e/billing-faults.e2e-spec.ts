@@ -57,6 +57,28 @@ describe('billing: failures, admission and settlement faults', () => {
   const holdOf = (messages: unknown[], maxTokens = MAX_OUTPUT, n = 1, at: Prices = prices) =>
     usageCost(at, estimatePromptTokens(messages), maxTokens * n);
 
+  /** What an API process records for a completed request, as a worker receives it. */
+  function payloadFor(customer: Customer, overrides: Partial<SettleCompletionPayload> = {}): SettleCompletionPayload {
+    return {
+      requestId: `req_${randomUUID().replace(/-/g, '')}`,
+      accountId: customer.accountId,
+      keyId: customer.keyId,
+      modelId: model,
+      channelId: 'ch-direct',
+      inputPrice: prices.inputPrice.toString(),
+      outputPrice: prices.outputPrice.toString(),
+      promptTokens: 1234,
+      completionTokens: 567,
+      usageSource: 'upstream',
+      status: 'completed',
+      upstreamLatencyMs: 12,
+      createdAt: new Date().toISOString(),
+      ...overrides,
+    };
+  }
+  const payloadCost = (payload: SettleCompletionPayload) =>
+    costOf(prices, { promptTokens: payload.promptTokens, completionTokens: payload.completionTokens });
+
   /**
    * After a request that must cost nothing: one successful request settles, and it is the only bill,
    * so the failed one was never recorded (a late settlement of it cannot land after this check).
@@ -267,27 +289,6 @@ describe('billing: failures, admission and settlement faults', () => {
   });
 
   describe('settlement: idempotent, and isolating a bad job', () => {
-    function payloadFor(customer: Customer, overrides: Partial<SettleCompletionPayload> = {}): SettleCompletionPayload {
-      return {
-        requestId: `req_${randomUUID().replace(/-/g, '')}`,
-        accountId: customer.accountId,
-        keyId: customer.keyId,
-        modelId: model,
-        channelId: 'ch-direct',
-        inputPrice: prices.inputPrice.toString(),
-        outputPrice: prices.outputPrice.toString(),
-        promptTokens: 1234,
-        completionTokens: 567,
-        usageSource: 'upstream',
-        status: 'completed',
-        upstreamLatencyMs: 12,
-        createdAt: new Date().toISOString(),
-        ...overrides,
-      };
-    }
-    const payloadCost = (payload: SettleCompletionPayload) =>
-      costOf(prices, { promptTokens: payload.promptTokens, completionTokens: payload.completionTokens });
-
     it('should charge once when the same payload is settled again, concurrently, or by two workers', async () => {
       const customer = await gateway.newCustomer({ balance: '10' });
       const before = await books.balance(customer);
@@ -579,7 +580,7 @@ describe('billing: failures, admission and settlement faults', () => {
         await Promise.all(
           recordedIds.map(async (requestId) => {
             await gate.hold(customer.accountId, requestId, 1n);
-            const usage = { ...oneTokenUsage(customer), requestId };
+            const usage = payloadFor(customer, { requestId, promptTokens: 1, completionTokens: 1 });
             await gate.recordUsage(customer.accountId, requestId, JSON.stringify(usage));
           }),
         );
@@ -597,22 +598,5 @@ describe('billing: failures, admission and settlement faults', () => {
       await gateway.app.get(BillingQueue).enqueueSettlement();
       expect(await books.waitForNoHolds(customer.accountId, 20_000)).toBe(0n);
     }, 30_000);
-
-    function oneTokenUsage(customer: Customer): Omit<SettleCompletionPayload, 'requestId'> {
-      return {
-        accountId: customer.accountId,
-        keyId: customer.keyId,
-        modelId: model,
-        channelId: 'ch-direct',
-        inputPrice: prices.inputPrice.toString(),
-        outputPrice: prices.outputPrice.toString(),
-        promptTokens: 1,
-        completionTokens: 1,
-        usageSource: 'upstream',
-        status: 'completed',
-        upstreamLatencyMs: 1,
-        createdAt: new Date().toISOString(),
-      };
-    }
   });
 });
