@@ -60,40 +60,42 @@ export class SettlementService {
       await this.apply(payloads);
       return { settled: payloads.map((payload) => payload.requestId), failed: [] };
     } catch (error) {
-      const reason = (error as Error).message;
-      if (payloads.length === 1) {
-        this.logger.error({ err: reason, reqId: payloads[0].requestId }, 'settlement failed');
-        return { settled: [], failed: [payloads[0].requestId] };
-      }
-      const accounts = groupByAccount(payloads);
-      if (accounts.length > 1) {
-        this.logger.warn(
-          { err: reason, size: payloads.length },
-          'batch settlement failed; settling account by account',
-        );
-        const reports: SettlementReport[] = [];
-        // A few at a time: a batch of 500 must not take every connection of the pool.
-        for (let start = 0; start < accounts.length; start += ACCOUNTS_AT_ONCE) {
-          const slice = accounts.slice(start, start + ACCOUNTS_AT_ONCE);
-          reports.push(...(await Promise.all(slice.map((group) => this.settle(group)))));
-        }
-        return merge(reports);
-      }
-      if (isLockTimeout(error)) {
-        this.logger.error(
-          { err: reason, accountId: payloads[0].accountId, size: payloads.length },
-          'the account or its referrer stayed locked by another transaction; its usage is settled once the claim lapses',
-        );
-        return { settled: [], failed: payloads.map((payload) => payload.requestId) };
-      }
-      this.logger.warn({ err: reason, size: payloads.length }, 'settlement failed; settling one by one');
-      // One after another: they all lock the same account row.
+      return this.settleApart(payloads, error);
+    }
+  }
+
+  /** After the batch's transaction failed: the batch apart, in smaller transactions. */
+  private async settleApart(payloads: SettleCompletionPayload[], error: unknown): Promise<SettlementReport> {
+    const reason = (error as Error).message;
+    if (payloads.length === 1) {
+      this.logger.error({ err: reason, reqId: payloads[0].requestId }, 'settlement failed');
+      return { settled: [], failed: [payloads[0].requestId] };
+    }
+    const accounts = groupByAccount(payloads);
+    if (accounts.length > 1) {
+      this.logger.warn({ err: reason, size: payloads.length }, 'batch settlement failed; settling account by account');
       const reports: SettlementReport[] = [];
-      for (const payload of payloads) {
-        reports.push(await this.settle([payload]));
+      // A few at a time: a batch of 500 must not take every connection of the pool.
+      for (let start = 0; start < accounts.length; start += ACCOUNTS_AT_ONCE) {
+        const slice = accounts.slice(start, start + ACCOUNTS_AT_ONCE);
+        reports.push(...(await Promise.all(slice.map((group) => this.settle(group)))));
       }
       return merge(reports);
     }
+    if (isLockTimeout(error)) {
+      this.logger.error(
+        { err: reason, accountId: payloads[0].accountId, size: payloads.length },
+        'the account or its referrer stayed locked by another transaction; its usage is settled once the claim lapses',
+      );
+      return { settled: [], failed: payloads.map((payload) => payload.requestId) };
+    }
+    this.logger.warn({ err: reason, size: payloads.length }, 'settlement failed; settling one by one');
+    // One after another: they all lock the same account row.
+    const reports: SettlementReport[] = [];
+    for (const payload of payloads) {
+      reports.push(await this.settle([payload]));
+    }
+    return merge(reports);
   }
 
   private parse(json: string): SettleCompletionPayload[] {
