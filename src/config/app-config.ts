@@ -21,7 +21,13 @@ export interface AppConfig {
   /** windowMs is a minute; shorter only to test resets without waiting one. */
   rateLimits: { failMode: 'open' | 'closed'; windowMs: number };
   /** Per API process: completions relayed at once, and waiting for a slot; past both, 503 at once. */
-  overload: { maxConcurrent: number; maxQueued: number; queueWaitMs: number };
+  overload: { maxConcurrent: number; maxQueued: number; queueWaitMs: number; maxPerAccount: number };
+  /**
+   * maxRequestMs: a completion's whole life, after which its upstream call is cut; always shorter than
+   * the hold sweeper's age, so a live request's hold is never swept. drainTimeoutMs: how long a streaming
+   * client may leave what was written unread before it is cut.
+   */
+  relay: { maxRequestMs: number; drainTimeoutMs: number };
   /** How long a worker owns the recorded usage it claimed; past that another worker settles it again (idempotently). */
   settlementLeaseMs: number;
 }
@@ -77,9 +83,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxConcurrent: dto.MAX_CONCURRENT_COMPLETIONS ?? 4_096,
       maxQueued: dto.MAX_QUEUED_COMPLETIONS ?? 1_024,
       queueWaitMs: dto.QUEUE_WAIT_MS ?? 5_000,
+      maxPerAccount: dto.MAX_CONCURRENT_PER_ACCOUNT ?? 1_024,
     },
+    relay: { maxRequestMs: maxRequestMs(dto), drainTimeoutMs: dto.CLIENT_DRAIN_TIMEOUT_MS ?? 30_000 },
     settlementLeaseMs: dto.SETTLEMENT_LEASE_MS ?? 60_000,
   };
+}
+
+/** The hold sweeper's age (HOLD_TIMEOUT_MS in hold-sweeper.service.ts; a spec checks they agree). */
+export const HOLD_SWEEP_AGE_MS = 30 * 60_000;
+
+function maxRequestMs(dto: EnvDto): number {
+  const value = dto.MAX_REQUEST_MS ?? 10 * 60_000;
+  if (value >= HOLD_SWEEP_AGE_MS) {
+    // A request outliving its hold would let the swept money be reserved twice.
+    throw new ConfigError(
+      `Invalid environment variable MAX_REQUEST_MS: must be below the hold sweeper's age (${HOLD_SWEEP_AGE_MS} ms)`,
+    );
+  }
+  return value;
 }
 
 /** Injection token; the value is the AppConfig validated at boot. */

@@ -110,6 +110,24 @@ export class EnvDto {
   @IsOptional()
   @Transform(toInt)
   @IsInt()
+  @Min(1)
+  MAX_CONCURRENT_PER_ACCOUNT?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1000)
+  MAX_REQUEST_MS?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  CLIENT_DRAIN_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
   @Min(1000)
   SETTLEMENT_LEASE_MS?: number;
 }

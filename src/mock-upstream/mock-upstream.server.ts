@@ -39,6 +39,14 @@ interface MockControl {
   garbage: boolean;
   omitUsage: boolean;
   reply: string;
+  /** The reply's pieces this many times over: long answers without a long request. */
+  repeat: number;
+  errorMessage?: string;
+  errorCode?: string;
+  /** An event (stream) or a body (JSON) of about this many bytes: an oversized answer. */
+  oversizeBytes?: number;
+  /** How many normal events come before the oversized one. */
+  oversizeAfter: number;
 }
 
 interface Completion {
@@ -51,12 +59,15 @@ interface Completion {
   promptTokens: number;
 }
 
-type Route = 'chat' | 'models' | 'hang' | 'not_found' | { status: number };
+type Route = 'chat' | 'models' | 'hang' | 'not_found' | { status: number; code?: string };
 type Json = Record<string, unknown>;
 
 const DEFAULT_REPLY = 'Hello from the mock upstream.';
 const MAX_RECORDED_REQUESTS = 1000;
-const ROUTE_PATTERN = /^(?:\/status\/(\d+)|\/(hang))?(\/v1\/[^?]*)/;
+// Per-channel behaviour by base URL: /status/500/v1, /hang/v1, /fail/400/insufficient_quota/v1 (an error
+// with that code), /oversize/2000000/v1 (the first event, or the JSON body, of that size).
+const ROUTE_PATTERN = /^(?:\/status\/(\d+)|\/(hang)|\/fail\/(\d+)\/(\w+)|\/oversize\/\d+)?(\/v1\/[^?]*)/;
+const OVERSIZE_PATTERN = /^\/oversize\/(\d+)\//;
 const ERROR_CODES: Record<number, string> = { 401: 'invalid_api_key', 404: 'not_found', 429: 'rate_limit_exceeded' };
 const MODELS_BODY = JSON.stringify({
   object: 'list',
@@ -109,9 +120,12 @@ function matchRoute(method: string, url: string): Route {
   if (!match) {
     return 'not_found';
   }
-  const [, status, hang, path] = match;
+  const [, status, hang, failStatus, failCode, path] = match;
   if (status !== undefined) {
     return isErrorStatus(Number(status)) ? { status: Number(status) } : 'not_found';
+  }
+  if (failStatus !== undefined) {
+    return isErrorStatus(Number(failStatus)) ? { status: Number(failStatus), code: failCode } : 'not_found';
   }
   if (hang) {
     return 'hang';
@@ -144,11 +158,17 @@ function readControl(body: unknown, state: ServerState): MockControl {
     garbage: mock.garbage === true,
     omitUsage: mock.omit_usage === true,
     reply: typeof mock.reply === 'string' ? mock.reply : DEFAULT_REPLY,
+    repeat: Math.max(1, nonNegativeInt(mock.repeat) ?? 1),
+    errorMessage: typeof mock.error_message === 'string' ? mock.error_message : undefined,
+    errorCode: typeof mock.error_code === 'string' ? mock.error_code : undefined,
+    oversizeBytes: nonNegativeInt(mock.oversize_bytes),
+    oversizeAfter: nonNegativeInt(mock.oversize_after) ?? 0,
   };
 }
 
 function buildCompletion(state: ServerState, body: Json, control: MockControl): Completion {
-  const pieces = control.reply.match(/\s*\S+\s*/g) ?? [];
+  const once = control.reply.match(/\s*\S+\s*/g) ?? [];
+  const pieces = control.repeat === 1 ? once : Array.from({ length: control.repeat }, () => once).flat();
   const limit = nonNegativeInt(body.max_completion_tokens) ?? nonNegativeInt(body.max_tokens);
   const truncated = limit !== undefined && pieces.length > limit;
   return {
@@ -189,9 +209,10 @@ function sendJson(res: ServerResponse, status: number, body: string): void {
   res.end(body);
 }
 
-function sendError(res: ServerResponse, status: number, message: string): void {
+function sendError(res: ServerResponse, status: number, message: string, code?: string): void {
   const type = status === 429 ? 'requests' : status >= 500 ? 'server_error' : 'invalid_request_error';
-  sendJson(res, status, JSON.stringify({ error: { message, type, param: null, code: ERROR_CODES[status] ?? null } }));
+  const error = { message, type, param: null, code: code ?? ERROR_CODES[status] ?? null };
+  sendJson(res, status, JSON.stringify({ error }));
 }
 
 function sendCompletion(res: ServerResponse, c: Completion, control: MockControl): void {
@@ -199,7 +220,8 @@ function sendCompletion(res: ServerResponse, c: Completion, control: MockControl
     sendJson(res, 200, '<html>not json</html>');
     return;
   }
-  const message = { role: 'assistant', content: c.pieces.join('') };
+  const content = control.oversizeBytes === undefined ? c.pieces.join('') : 'x'.repeat(control.oversizeBytes);
+  const message = { role: 'assistant', content };
   const choices = Array.from({ length: c.n }, (_, index) => ({
     index,
     message,
@@ -281,13 +303,20 @@ function streamCompletion(res: ServerResponse, c: Completion, control: MockContr
     return;
   }
   const { events, broken } = buildStreamEvents(c, control.breakAfter, includeUsage && !control.omitUsage);
+  if (control.oversizeBytes !== undefined) {
+    const chunk = { ...envelope(c, 'chat.completion.chunk'), choices: [{ index: 0, delta: { content: '' } }] };
+    const event = `data: ${JSON.stringify(chunk)}\n\n`;
+    const padded = event.replace('"content":""', `"content":"${'x'.repeat(control.oversizeBytes)}"`);
+    events.splice(Math.min(control.oversizeAfter, events.length), 0, padded);
+  }
   writeEvents(res, events, control.chunkDelayMs, broken);
 }
 
 function respond(state: ServerState, res: ServerResponse, route: Route, body: unknown, control: MockControl): void {
   const status = typeof route === 'object' ? route.status : control.status;
   if (status !== undefined) {
-    sendError(res, status, `mock error ${status}`);
+    const code = typeof route === 'object' ? route.code : control.errorCode;
+    sendError(res, status, control.errorMessage ?? `mock error ${status}${code ? `: ${code}` : ''}`, code);
   } else if (route === 'models') {
     sendJson(res, 200, MODELS_BODY);
   } else if (!isRecord(body)) {
@@ -336,6 +365,10 @@ function handleRequest(state: ServerState, req: IncomingMessage, res: ServerResp
     return;
   }
   const control = readControl(parsed.value, state);
+  const oversize = OVERSIZE_PATTERN.exec(path);
+  if (oversize) {
+    control.oversizeBytes = Number(oversize[1]);
+  }
   if (control.latencyMs === 0) {
     respond(state, res, route, parsed.value, control);
     return;

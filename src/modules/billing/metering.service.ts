@@ -12,7 +12,6 @@ import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
 import { BalanceGate, HoldResult } from 'src/modules/ledger/balance-gate';
 import { BillingQueue } from 'src/modules/billing/billing.queue';
 import { usageCost } from 'src/modules/billing/pricing';
-import { countCompletionTokens } from 'src/modules/billing/token-estimator';
 import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
 import { CompletionMeter, MeteredResult } from 'src/modules/chat-completions/completion-meter';
 import { TokenUsage } from 'src/modules/chat-completions/upstream/provider-adapter';
@@ -100,7 +99,7 @@ export class MeteringService {
     const maxOutput = (chat.maxTokens ?? chat.model.maxOutputTokens) * chat.n;
     const usage = result.usage ?? {
       promptTokens: context.promptEstimate,
-      completionTokens: Math.min(countCompletionTokens(result.deliveredText()), maxOutput),
+      completionTokens: Math.min(result.deliveredTokens(), maxOutput),
     };
     if (result.status !== 'completed' && usage.completionTokens === 0) {
       // Cut off before a single token reached the client: like any error, it costs nothing.

@@ -33,7 +33,7 @@ export class ChatCompletionsController {
     },
   })
   createChatCompletion(@Req() request: CompletionRequest, @Res() reply: FastifyReply): Promise<MeteredStatus> {
-    const { chat, meter } = request.completion!;
-    return this.service.complete(chat, request.body as Record<string, unknown>, reply, meter);
+    const { chat, meter, signal } = request.completion!;
+    return this.service.complete(chat, request.body as Record<string, unknown>, reply, meter, signal);
   }
 }

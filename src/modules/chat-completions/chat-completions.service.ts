@@ -1,9 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { FastifyReply } from 'fastify';
 import { Logger } from 'pino';
-import { ApiError, clientClosed, ErrorKind } from 'src/common/errors/api-error';
+import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { LOGGER } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
+import { countCompletionTokens } from 'src/modules/billing/token-estimator';
 import { ChatRequest, validateChatRequest } from 'src/modules/chat-completions/chat-request.validator';
 import { CompletionMeter, MeteredResult, MeteredStatus } from 'src/modules/chat-completions/completion-meter';
 import { orderRoutes } from 'src/modules/chat-completions/route-order';
@@ -17,14 +18,20 @@ import {
   usageFrom,
   wireUsage,
 } from 'src/modules/chat-completions/upstream/provider-adapter';
+import { readJsonBounded } from 'src/modules/chat-completions/upstream/bounded-body';
 import { UpstreamBody, UpstreamClient } from 'src/modules/chat-completions/upstream/upstream-client';
+import {
+  sanitizeUpstreamMessage,
+  sanitizeUpstreamParam,
+} from 'src/modules/chat-completions/upstream/upstream-error-text';
+import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { ChannelType } from 'src/modules/channels/channel.entity';
 import { CatalogRoute, CatalogService } from 'src/modules/models/catalog.service';
 
 type RouteFailure = { kind: 'unreachable' } | { kind: 'status'; status: number } | { kind: 'abnormal' };
 
 // Statuses that say "this route cannot serve now", not "the request is wrong": try the next route.
-const ROUTE_FAILURE_STATUSES = new Set([401, 403, 404, 408, 409, 429]);
+const ROUTE_FAILURE_STATUSES = new Set([401, 402, 403, 404, 408, 409, 429]);
 
 interface Attempt {
   chat: ChatRequest;
@@ -45,6 +52,7 @@ export class ChatCompletionsService {
     private readonly catalog: CatalogService,
     private readonly upstream: UpstreamClient,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.adapters = { openai: new OpenAiAdapter(), anthropic: new AnthropicAdapter(), gemini: new GeminiAdapter() };
   }
@@ -63,24 +71,18 @@ export class ChatCompletionsService {
     body: Record<string, unknown>,
     reply: FastifyReply,
     meter: CompletionMeter,
+    /** Aborts when the client hangs up or the request's deadline passes; its reason is the error to answer. */
+    signal: AbortSignal,
   ): Promise<MeteredStatus> {
-    const abort = new AbortController();
-    reply.raw.once('close', () => !reply.raw.writableFinished && abort.abort());
     let lastFailure: RouteFailure = { kind: 'unreachable' };
     for (const route of orderRoutes(chat.model.routes)) {
       const adapter = this.adapters[route.channel.type];
-      if (abort.signal.aborted) {
-        throw clientClosed();
+      if (signal.aborted) {
+        throw signal.reason as Error;
       }
       const startedAt = performance.now();
       const request = adapter.buildRequest(route, body, chat);
-      const result = await this.upstream.post(
-        route.channel,
-        request.path,
-        request.headers,
-        request.payload,
-        abort.signal,
-      );
+      const result = await this.upstream.post(route.channel, request.path, request.headers, request.payload, signal);
       if (result.kind === 'unreachable') {
         lastFailure = this.routeFailed(route, { kind: 'unreachable' }, result.detail);
         continue;
@@ -88,7 +90,7 @@ export class ChatCompletionsService {
       metrics.upstreamLatency.observe({ channel: route.channel.id }, (performance.now() - startedAt) / 1000);
       const { statusCode } = result;
       if (statusCode >= 200 && statusCode < 300) {
-        const attempt: Attempt = { chat, body, route, adapter, reply, meter, signal: abort.signal, startedAt };
+        const attempt: Attempt = { chat, body, route, adapter, reply, meter, signal, startedAt };
         const status = await this.relay(attempt, result.body);
         if (status) {
           metrics.completions.inc({ model: chat.model.id, outcome: status });
@@ -99,7 +101,11 @@ export class ChatCompletionsService {
         await result.body.dump();
         lastFailure = this.routeFailed(route, { kind: 'status', status: statusCode });
       } else {
-        throw await this.clientError(adapter, result.body, statusCode);
+        const refusal = await this.clientError(route, adapter, result.body, statusCode);
+        if (refusal instanceof ApiError) {
+          throw refusal;
+        }
+        lastFailure = this.routeFailed(route, refusal);
       }
     }
     metrics.completions.inc({ model: chat.model.id, outcome: `failed_${lastFailure.kind}` });
@@ -117,7 +123,10 @@ export class ChatCompletionsService {
   /** Relays a 2xx answer; null when it turned out abnormal before anything reached the client. */
   private async relay(attempt: Attempt, body: UpstreamBody): Promise<MeteredStatus | null> {
     const { chat, route, adapter, reply, meter } = attempt;
-    const result = (status: MeteredStatus, partial: Pick<MeteredResult, 'usage' | 'deliveredText'>): MeteredResult => ({
+    const result = (
+      status: MeteredStatus,
+      partial: Pick<MeteredResult, 'usage' | 'deliveredTokens'>,
+    ): MeteredResult => ({
       status,
       channelId: route.channel.id,
       upstreamLatencyMs: Math.round(performance.now() - attempt.startedAt),
@@ -125,8 +134,9 @@ export class ChatCompletionsService {
     });
     if (chat.stream) {
       const translator = adapter.streamTranslator(route, chat);
-      const measured = () => ({ usage: translator.usage(), deliveredText: () => translator.deliveredText() });
-      const outcome = await relayStream(body, reply, translator, attempt.signal, async () => {
+      const measured = () => ({ usage: translator.usage(), deliveredTokens: () => translator.deliveredTokens() });
+      const limits = { signal: attempt.signal, drainTimeoutMs: this.config.relay.drainTimeoutMs };
+      const outcome = await relayStream(body, reply, translator, limits, async () => {
         const billed = await meter.record(result('completed', measured()));
         const synthesize = chat.includeUsage && !translator.usage();
         return synthesize ? `${translator.usageEvent(billed)}\n\n` : '';
@@ -139,35 +149,49 @@ export class ChatCompletionsService {
       }
       return outcome;
     }
-    const completion = adapter.toCompletion(await readJson(body), chat.model.id);
+    const answer = await readJsonBounded(body, this.config.bodyLimitBytes);
+    if (attempt.signal.aborted) {
+      throw attempt.signal.reason as Error;
+    }
+    // Over BODY_LIMIT_BYTES or not JSON: abnormal, like garbage, so the next route is tried.
+    const completion = adapter.toCompletion(answer, chat.model.id);
     if (!completion) {
       return null;
     }
-    const deliveredText = () => generatedText(completion.choices, 'message');
+    const deliveredTokens = () => countCompletionTokens(generatedText(completion.choices, 'message'));
     const reported = usageFrom(completion.usage);
-    const billed = await meter.record(result('completed', { usage: reported, deliveredText }));
+    const billed = await meter.record(result('completed', { usage: reported, deliveredTokens }));
     // SPEC 2.1 promises usage; when the upstream left it out, the client sees what it was billed.
     completion.usage ??= wireUsage(billed);
     await reply.code(200).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(completion));
     return 'completed';
   }
 
-  private async clientError(adapter: ProviderAdapter, body: UpstreamBody, status: number): Promise<ApiError> {
-    const details = adapter.errorDetails(await readJson(body));
-    const message = details?.message ?? `The upstream provider rejected the request (status ${status}).`;
+  /**
+   * An upstream 4xx: the request's fault, relayed as a 400 (413) with the upstream's words made safe
+   * to show; or, when it says the channel's own account cannot serve, a route failure like a 401.
+   */
+  private async clientError(
+    route: CatalogRoute,
+    adapter: ProviderAdapter,
+    body: UpstreamBody,
+    status: number,
+  ): Promise<ApiError | RouteFailure> {
+    const details = adapter.errorDetails(await readJsonBounded(body, ERROR_BODY_LIMIT_BYTES));
+    if (details?.channelCannotServe) {
+      return { kind: 'status', status };
+    }
+    const message = details
+      ? sanitizeUpstreamMessage(details.message, route.channel.apiKey)
+      : `The upstream provider rejected the request (status ${status}).`;
     return status === 413
       ? new ApiError(ErrorKind.PayloadTooLarge, message)
-      : ApiError.invalid(message, details?.param ?? null);
+      : ApiError.invalid(message, sanitizeUpstreamParam(details?.param ?? null));
   }
 }
 
-async function readJson(body: UpstreamBody): Promise<unknown> {
-  try {
-    return await body.json();
-  } catch {
-    return undefined;
-  }
-}
+/** An error body is a message and a few fields; anything longer is not worth reading. */
+const ERROR_BODY_LIMIT_BYTES = 64 * 1024;
 
 function finalError(failure: RouteFailure, modelId: string): ApiError {
   switch (failure.kind) {

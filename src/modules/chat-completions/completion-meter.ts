@@ -2,14 +2,14 @@ import { TokenUsage } from 'src/modules/chat-completions/upstream/provider-adapt
 
 export type MeteredStatus = 'completed' | 'client_aborted' | 'upstream_broken';
 
-/** What the relay reports about an answer that delivered something. Holds no content beyond a lazy getter. */
+/** What the relay reports about an answer that delivered something. Holds no content: the delivered tokens are counted as they pass. */
 export interface MeteredResult {
   status: MeteredStatus;
   channelId: string;
   /** Usage as the upstream reported it; null when it did not (or the answer was cut short). */
   usage: TokenUsage | null;
-  /** The completion text the client received, for counting when the upstream gave no usage. */
-  deliveredText: () => string;
+  /** Tokens of the completion text the client received (an upper bound), for when the upstream gave no usage. */
+  deliveredTokens: () => number;
   upstreamLatencyMs: number;
 }
 

@@ -3,6 +3,7 @@ import { FastifyReply } from 'fastify';
 import Redis from 'ioredis';
 import { catchError, finalize, from, mergeMap, Observable, throwError } from 'rxjs';
 import { ApiKeyPrincipal, AuthenticatedRequest } from 'src/common/decorators/auth.decorators';
+import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { inOneWrite } from 'src/common/redis/one-write';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { MeteringService } from 'src/modules/billing/metering.service';
@@ -10,6 +11,7 @@ import { estimatePromptTokens } from 'src/modules/billing/token-estimator';
 import { ChatCompletionsService } from 'src/modules/chat-completions/chat-completions.service';
 import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
 import { CompletionMeter } from 'src/modules/chat-completions/completion-meter';
+import { RequestLifetime } from 'src/modules/chat-completions/request-lifetime';
 import { ConcurrencyLimiter } from 'src/modules/rate-limits/concurrency-limiter';
 import { LimitedRequest, requestKeys } from 'src/modules/rate-limits/gateway-throttler.guard';
 import { RateLimitPolicy } from 'src/modules/rate-limits/rate-limit-policy.service';
@@ -17,7 +19,9 @@ import { RequestRateLimiter } from 'src/modules/rate-limits/request-rate-limiter
 import { TokenAdmission, TokenRateLimiter } from 'src/modules/rate-limits/token-rate-limiter';
 import { TokenUsage } from 'src/modules/chat-completions/upstream/provider-adapter';
 
-export type CompletionRequest = AuthenticatedRequest & { completion?: { chat: ChatRequest; meter: CompletionMeter } };
+export type CompletionRequest = AuthenticatedRequest & {
+  completion?: { chat: ChatRequest; meter: CompletionMeter; signal: AbortSignal };
+};
 
 /**
  * Admission and metering around the completion route, after the throttler guard resolved the
@@ -36,6 +40,7 @@ export class MeteringInterceptor implements NestInterceptor {
     private readonly tokenLimiter: TokenRateLimiter,
     private readonly policy: RateLimitPolicy,
     @Inject(REDIS) private readonly redis: Redis,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
@@ -46,22 +51,36 @@ export class MeteringInterceptor implements NestInterceptor {
     const promptEstimate = estimatePromptTokens(messages);
     const estimate = promptEstimate + (chat.maxTokens ?? chat.model.maxOutputTokens) * chat.n;
     const reply = context.switchToHttp().getResponse<FastifyReply>();
-    const { tokens, meter } = await this.admit(request, reply, chat, principal, promptEstimate, estimate);
+    // From here on a hang-up (or the deadline) frees the slot, the queue place and the upstream call at once.
+    const lifetime = new RequestLifetime(reply.raw, this.config.relay.maxRequestMs);
+    const admitted = await this.admit(request, reply, chat, principal, promptEstimate, estimate).catch(
+      (error: unknown) => {
+        lifetime.end();
+        throw error;
+      },
+    );
+    const { tokens, meter } = admitted;
     const giveBack = async () => {
       if (await meter.release()) {
         tokens.settle(0);
       }
     };
     // After admission, so a request over its limits is refused at once instead of queueing for a slot.
-    const releaseSlot = await this.concurrency.acquire().catch(async (error: unknown) => {
-      await giveBack();
-      throw error;
-    });
+    const releaseSlot = await this.concurrency
+      .acquire(principal.accountId, lifetime.signal)
+      .catch(async (error: unknown) => {
+        lifetime.end();
+        await giveBack();
+        throw error;
+      });
     void reply.headers(tokens.headers);
-    request.completion = { chat, meter };
+    request.completion = { chat, meter, signal: lifetime.signal };
     return next.handle().pipe(
       catchError((error: unknown) => from(giveBack()).pipe(mergeMap(() => throwError(() => error)))),
-      finalize(releaseSlot),
+      finalize(() => {
+        lifetime.end();
+        releaseSlot();
+      }),
     );
   }
 

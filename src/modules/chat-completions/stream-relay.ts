@@ -1,6 +1,8 @@
 import { FastifyReply } from 'fastify';
 import { once } from 'node:events';
-import { clientClosed, ErrorBody } from 'src/common/errors/api-error';
+import { ServerResponse } from 'node:http';
+import { ErrorBody } from 'src/common/errors/api-error';
+import { DeadlineExceeded } from 'src/modules/chat-completions/request-lifetime';
 import { StreamTranslator } from 'src/modules/chat-completions/upstream/provider-adapter';
 import { eventData, SseEventSplitter } from 'src/modules/chat-completions/upstream/sse-event-splitter';
 import { UpstreamBody } from 'src/modules/chat-completions/upstream/upstream-client';
@@ -13,14 +15,20 @@ export type StreamOutcome =
   /** The upstream broke off after the client got the first bytes; the client got an error event. */
   | 'upstream_broken';
 
-const BROKEN_EVENT: ErrorBody = {
-  error: {
-    message: 'The upstream provider stopped the stream before it finished.',
-    type: 'server_error',
-    param: null,
-    code: 'upstream_stream_broken',
-  },
-};
+const BROKEN_EVENT = errorEvent(
+  'The upstream provider stopped the stream before it finished.',
+  'upstream_stream_broken',
+);
+const DEADLINE_EVENT = errorEvent('The completion did not finish within the time limit.', 'request_timeout');
+
+/** The client left written data unread for CLIENT_DRAIN_TIMEOUT_MS: it is cut like a hang-up. */
+class DrainTimeout extends Error {}
+
+export interface RelayLimits {
+  signal: AbortSignal;
+  /** How long a write may wait for the client to read before the client is cut. */
+  drainTimeoutMs: number;
+}
 
 /**
  * Pipes an upstream event stream to the client event by event: each event is written the moment
@@ -31,7 +39,7 @@ export async function relayStream(
   body: UpstreamBody,
   reply: FastifyReply,
   translator: StreamTranslator,
-  signal: AbortSignal,
+  { signal, drainTimeoutMs }: RelayLimits,
   /** Runs after the last chunk and before `data: [DONE]` (billing records a complete answer here); may add events. */
   beforeDone: () => Promise<string>,
 ): Promise<StreamOutcome> {
@@ -65,15 +73,24 @@ export async function relayStream(
         }
       }
       if (out !== '' && !raw.write(out)) {
-        await once(raw, 'drain', { signal });
+        await drained(raw, signal, drainTimeoutMs);
       }
     }
-  } catch {
-    // The upstream body failed (reset, stalled past the body timeout) or the client went away.
+  } catch (error) {
+    // The upstream body failed (reset, stalled, oversized, unreadable), the client went away or stopped
+    // reading, or the deadline passed. Leaving the loop destroyed the upstream body: its call is cut.
     if (signal.aborted) {
       if (!started) {
-        throw clientClosed();
+        throw signal.reason as Error;
       }
+      if (!(signal.reason instanceof DeadlineExceeded)) {
+        return 'client_aborted';
+      }
+      raw.end(`data: ${JSON.stringify(DEADLINE_EVENT)}\n\n`);
+      return 'upstream_broken';
+    }
+    if (error instanceof DrainTimeout) {
+      raw.destroy();
       return 'client_aborted';
     }
   }
@@ -87,6 +104,26 @@ export async function relayStream(
   }
   raw.end(`data: ${JSON.stringify(BROKEN_EVENT)}\n\n`);
   return 'upstream_broken';
+}
+
+/** Waits for the client to read what was written, at most `timeoutMs`, or until the request is aborted. */
+async function drained(raw: ServerResponse, signal: AbortSignal, timeoutMs: number): Promise<void> {
+  const wait = new AbortController();
+  const stop = () => wait.abort();
+  const timer = setTimeout(stop, timeoutMs);
+  signal.addEventListener('abort', stop, { once: true });
+  try {
+    await once(raw, 'drain', { signal: wait.signal });
+  } catch (error) {
+    throw signal.aborted ? error : new DrainTimeout();
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', stop);
+  }
+}
+
+function errorEvent(message: string, code: string): ErrorBody {
+  return { error: { message, type: 'server_error', param: null, code } };
 }
 
 /** A keep-alive comment, or a JSON object that is not an error. */

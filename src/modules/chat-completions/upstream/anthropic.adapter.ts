@@ -5,6 +5,7 @@ import {
   ProviderAdapter,
   StreamTranslator,
   TokenUsage,
+  UpstreamErrorDetails,
   UpstreamRequest,
   wireUsage,
 } from 'src/modules/chat-completions/upstream/provider-adapter';
@@ -123,7 +124,7 @@ export class AnthropicAdapter implements ProviderAdapter {
     return new AnthropicStreamTranslator(chat.model.id, chat.includeUsage);
   }
 
-  errorDetails(upstream: unknown): { message: string; param: string | null } | null {
+  errorDetails(upstream: unknown): UpstreamErrorDetails | null {
     return providerErrorDetails(upstream);
   }
 }
@@ -244,11 +245,11 @@ class AnthropicStreamTranslator extends TranslatingStreamTranslator {
   private blockDelta(payload: Json): string[] {
     const delta = isRecord(payload.delta) ? payload.delta : {};
     if (delta.type === 'text_delta' && typeof delta.text === 'string') {
-      this.delivered += delta.text;
+      this.delivered.add(delta.text);
       return [chunkEvent(this.base, { delta: { content: delta.text }, finish_reason: null })];
     }
     if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
-      this.delivered += delta.partial_json;
+      this.delivered.add(delta.partial_json);
       const call = {
         index: this.toolIndexByBlock.get(Number(payload.index)) ?? 0,
         function: { arguments: delta.partial_json },

@@ -5,6 +5,7 @@ import {
   ProviderAdapter,
   StreamTranslator,
   TokenUsage,
+  UpstreamErrorDetails,
   UpstreamRequest,
   wireUsage,
 } from 'src/modules/chat-completions/upstream/provider-adapter';
@@ -83,7 +84,7 @@ export class GeminiAdapter implements ProviderAdapter {
     return new GeminiStreamTranslator(chat.model.id, chat.includeUsage);
   }
 
-  errorDetails(upstream: unknown): { message: string; param: string | null } | null {
+  errorDetails(upstream: unknown): UpstreamErrorDetails | null {
     return providerErrorDetails(upstream);
   }
 }
@@ -222,12 +223,12 @@ class GeminiStreamTranslator extends TranslatingStreamTranslator {
     const candidate = Array.isArray(payload.candidates) ? (payload.candidates as unknown[])[0] : undefined;
     const { text, toolCalls } = contentOf(candidate);
     if (text !== '') {
-      this.delivered += text;
+      this.delivered.add(text);
       events.push(chunkEvent(this.base, { delta: { content: text }, finish_reason: null }));
     }
     if (toolCalls.length) {
       const calls = toolCalls.map((call, index) => ({ index, ...call }));
-      this.delivered += JSON.stringify(calls);
+      this.delivered.add(JSON.stringify(calls));
       events.push(chunkEvent(this.base, { delta: { tool_calls: calls }, finish_reason: null }));
     }
     this.reported = usageOf(payload.usageMetadata) ?? this.reported;

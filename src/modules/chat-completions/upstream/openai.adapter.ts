@@ -5,10 +5,13 @@ import {
   ProviderAdapter,
   StreamTranslator,
   TokenUsage,
+  UpstreamErrorDetails,
   UpstreamRequest,
   usageFrom,
   wireUsage,
 } from 'src/modules/chat-completions/upstream/provider-adapter';
+import { DeliveredTokens } from 'src/modules/chat-completions/upstream/delivered-tokens';
+import { saysAccountCannotServe } from 'src/modules/chat-completions/upstream/upstream-error-text';
 import { eventData } from 'src/modules/chat-completions/upstream/sse-event-splitter';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 
@@ -45,24 +48,36 @@ export class OpenAiAdapter implements ProviderAdapter {
     return new OpenAiStreamTranslator(route.upstreamModel, chat.model.id, chat.includeUsage);
   }
 
-  errorDetails(upstream: unknown): { message: string; param: string | null } | null {
+  errorDetails(upstream: unknown): UpstreamErrorDetails | null {
     const error = isRecord(upstream) ? upstream.error : undefined;
     if (!isRecord(error) || typeof error.message !== 'string') {
       return null;
     }
-    return { message: error.message, param: typeof error.param === 'string' ? error.param : null };
+    return {
+      message: error.message,
+      param: typeof error.param === 'string' ? error.param : null,
+      // insufficient_quota, billing_not_active, invalid_api_key, account_deactivated, access_terminated…
+      channelCannotServe: saysAccountCannotServe(error.code, error.type, error.message),
+    };
   }
 }
 
 const USAGE_NULL = ',"usage":null';
+const RETAINED_CHARS = 64 * 1024;
 
 class OpenAiStreamTranslator implements StreamTranslator {
   private reported: TokenUsage | null = null;
   private done = false;
   private readonly upstreamModelField: string;
   private readonly modelField: string;
-  /** Data payloads kept for counting only if the upstream never reports usage; dropped once it does. */
+  /**
+   * Data payloads kept for counting only if the upstream never reports usage; dropped once it does.
+   * Past RETAINED_CHARS they are counted and dropped, so a long stream's memory stays flat, and a short
+   * one (almost always followed by usage) is never parsed.
+   */
   private retained: string[] | null = [];
+  private retainedChars = 0;
+  private readonly delivered = new DeliveredTokens();
   private streamId: { id: unknown; created: unknown } | null = null;
 
   constructor(
@@ -99,7 +114,13 @@ class OpenAiStreamTranslator implements StreamTranslator {
     } else if (!this.clientWantsUsage && forwarded.includes(USAGE_NULL)) {
       forwarded = forwarded.replace(USAGE_NULL, '');
     }
-    this.retained?.push(data);
+    if (this.retained) {
+      this.retained.push(data);
+      this.retainedChars += data.length;
+      if (this.retainedChars > RETAINED_CHARS) {
+        this.countRetained();
+      }
+    }
     this.streamId ??= idOf(data);
     return [forwarded];
   }
@@ -124,17 +145,22 @@ class OpenAiStreamTranslator implements StreamTranslator {
     return this.done;
   }
 
-  deliveredText(): string {
-    let text = '';
+  deliveredTokens(): number {
+    this.countRetained();
+    return this.delivered.total();
+  }
+
+  private countRetained(): void {
     for (const data of this.retained ?? []) {
       try {
         const chunk: unknown = JSON.parse(data);
-        text += generatedText(isRecord(chunk) ? chunk.choices : undefined, 'delta');
+        this.delivered.add(generatedText(isRecord(chunk) ? chunk.choices : undefined, 'delta'));
       } catch {
         // a malformed chunk carried no countable text
       }
     }
-    return text;
+    this.retained &&= [];
+    this.retainedChars = 0;
   }
 }
 

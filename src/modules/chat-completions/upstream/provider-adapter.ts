@@ -19,8 +19,8 @@ export interface StreamTranslator {
   usage(): TokenUsage | null;
   /** Whether the upstream signalled the normal end of the stream. */
   finished(): boolean;
-  /** The text delivered so far (content, refusals, tool-call arguments), for counting without usage. */
-  deliveredText(): string;
+  /** Tokens of the text delivered so far (content, refusals, tool-call arguments), for billing without usage. */
+  deliveredTokens(): number;
   /** A usage chunk in the stream's own id and model, for when the client asked for usage and the upstream sent none. */
   usageEvent(usage: TokenUsage): string;
 }
@@ -39,8 +39,15 @@ export interface ProviderAdapter {
   /** The upstream's JSON answer as a `chat.completion` object for `modelId`, or null if it is not a valid answer. */
   toCompletion(upstream: unknown, modelId: string): Record<string, unknown> | null;
   streamTranslator(route: CatalogRoute, chat: ChatRequest): StreamTranslator;
-  /** The message and param of an upstream error body, for client errors relayed as 400. */
-  errorDetails(upstream: unknown): { message: string; param: string | null } | null;
+  /** What an upstream error body says: relayed (sanitized) as a 400, or a reason to try the next route. */
+  errorDetails(upstream: unknown): UpstreamErrorDetails | null;
+}
+
+export interface UpstreamErrorDetails {
+  message: string;
+  param: string | null;
+  /** The channel's own account cannot serve (no quota, billing off, bad key): the next route may. */
+  channelCannotServe: boolean;
 }
 
 export const isRecord = (value: unknown): value is Record<string, unknown> =>

@@ -3,8 +3,11 @@ import {
   isRecord,
   StreamTranslator,
   TokenUsage,
+  UpstreamErrorDetails,
   wireUsage,
 } from 'src/modules/chat-completions/upstream/provider-adapter';
+import { DeliveredTokens } from 'src/modules/chat-completions/upstream/delivered-tokens';
+import { saysAccountCannotServe } from 'src/modules/chat-completions/upstream/upstream-error-text';
 
 /** Shared pieces for translating our wire format to other providers' APIs. */
 
@@ -125,17 +128,44 @@ export const unixNow = () => Math.floor(Date.now() / 1000);
 /** A string field of a message, or '' (ids and names come from clients and may be anything). */
 export const stringField = (value: unknown): string => (typeof value === 'string' ? value : '');
 
-/** `{ error: { message } }`, as both Anthropic and Google shape their error bodies. */
-export function providerErrorDetails(upstream: unknown): { message: string; param: string | null } | null {
+/**
+ * `{ error: { message } }`, as both Anthropic and Google shape their error bodies. Anthropic names the
+ * kind in `type` (authentication_error, permission_error, billing_error; a low credit balance is an
+ * invalid_request_error that says so); Google in `status` and in ErrorInfo `reason`s (API_KEY_INVALID…).
+ */
+export function providerErrorDetails(upstream: unknown): UpstreamErrorDetails | null {
   const error = isRecord(upstream) && isRecord(upstream.error) ? upstream.error : null;
-  return error && typeof error.message === 'string' ? { message: error.message, param: null } : null;
+  if (!error || typeof error.message !== 'string') {
+    return null;
+  }
+  const reasons = Array.isArray(error.details)
+    ? (error.details as unknown[]).map((detail) => (isRecord(detail) ? detail.reason : undefined))
+    : [];
+  const kinds = [error.type, error.status, ...reasons].filter((kind): kind is string => typeof kind === 'string');
+  const channelCannotServe =
+    kinds.some((kind) => CHANNEL_ACCOUNT_ERRORS.has(kind)) || saysAccountCannotServe(error.message);
+  return { message: error.message, param: null, channelCannotServe };
 }
 
-/** What translating stream translators share: our chunk identity, the end flag and the delivered text. */
+const CHANNEL_ACCOUNT_ERRORS = new Set([
+  'authentication_error',
+  'permission_error',
+  'billing_error',
+  'PERMISSION_DENIED',
+  'UNAUTHENTICATED',
+  'API_KEY_INVALID',
+  'API_KEY_EXPIRED',
+  'BILLING_DISABLED',
+  'SERVICE_DISABLED',
+  'CONSUMER_SUSPENDED',
+  'USER_LOCATION_INVALID',
+]);
+
+/** What translating stream translators share: our chunk identity, the end flag and the delivered tokens. */
 export abstract class TranslatingStreamTranslator implements StreamTranslator {
   protected readonly base = { id: `chatcmpl-${unixNow()}`, created: unixNow(), model: '' };
   protected done = false;
-  protected delivered = '';
+  protected readonly delivered = new DeliveredTokens();
 
   constructor(
     modelId: string,
@@ -151,8 +181,8 @@ export abstract class TranslatingStreamTranslator implements StreamTranslator {
     return this.done;
   }
 
-  deliveredText(): string {
-    return this.delivered;
+  deliveredTokens(): number {
+    return this.delivered.total();
   }
 
   usageEvent(usage: TokenUsage): string {

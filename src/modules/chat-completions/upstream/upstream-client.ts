@@ -1,7 +1,6 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { IncomingHttpHeaders } from 'node:http';
 import { Dispatcher, Pool } from 'undici';
-import { clientClosed } from 'src/common/errors/api-error';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { CatalogChannel } from 'src/modules/models/catalog.service';
 
@@ -38,7 +37,8 @@ export class UpstreamClient implements OnModuleDestroy {
       return { kind: 'response', statusCode: response.statusCode, headers: response.headers, body: response.body };
     } catch (error) {
       if (signal.aborted) {
-        throw clientClosed();
+        // The client hung up or the deadline passed: the reason is the answer.
+        throw signal.reason as Error;
       }
       const { code, message } = error as { code?: string; message: string };
       return { kind: 'unreachable', detail: code ?? message };

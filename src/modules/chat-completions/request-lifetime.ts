@@ -1,0 +1,48 @@
+import { ServerResponse } from 'node:http';
+import { ApiError, clientClosed, ErrorKind } from 'src/common/errors/api-error';
+
+/** The answer for a completion cut at MAX_REQUEST_MS before anything reached the client (SPEC 7: 500). */
+export class DeadlineExceeded extends ApiError {
+  constructor() {
+    super(ErrorKind.UpstreamError, 'The completion did not finish within the time limit. Retry in a few seconds.');
+  }
+}
+
+/**
+ * One completion's life from admission on: its signal aborts the moment the client hangs up (with
+ * clientClosed as the reason) or the overall deadline passes (DeadlineExceeded), whichever comes
+ * first, so the slot wait, the upstream call and the relay all stop at once. Registered before the
+ * slot wait, because a client that leaves while queued must free its place too.
+ */
+export class RequestLifetime {
+  private readonly controller = new AbortController();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly raw: ServerResponse,
+    maxRequestMs: number,
+  ) {
+    raw.once('close', this.onClose);
+    if (raw.destroyed) {
+      // It hung up during admission, before anyone listened.
+      this.controller.abort(clientClosed());
+    }
+    this.timer = setTimeout(() => this.controller.abort(new DeadlineExceeded()), maxRequestMs);
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** The request is over: no deadline any more, and a later close is just the connection ending. */
+  end(): void {
+    clearTimeout(this.timer);
+    this.raw.off('close', this.onClose);
+  }
+
+  private readonly onClose = () => {
+    if (!this.raw.writableFinished) {
+      this.controller.abort(clientClosed());
+    }
+  };
+}
