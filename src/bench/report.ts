@@ -5,6 +5,7 @@ import { BillingBacklog } from 'src/bench/billing-backlog';
 import { LoadResult, Percentiles, round } from 'src/bench/load-result';
 import { ProcessUsage } from 'src/bench/process-sampler';
 import { Target } from 'src/bench/scenarios';
+import { StreamMemory } from 'src/bench/long-stream';
 
 /** The gateway against one baseline of the same scenario. */
 export interface Comparison {
@@ -38,6 +39,8 @@ export interface BenchRow extends LoadResult {
   /** CPU of processes other than the bench's, Postgres and Redis, during the run: someone else's load. */
   otherCpuPercent: number;
   billing: BillingBacklog | null;
+  /** Only the long-stream scenario: the API's memory before, during and after its one stream. */
+  memory: StreamMemory | null;
   vsDirect: Comparison | null;
   vsPassthrough: Comparison | null;
 }

@@ -10,6 +10,7 @@ import { ProcessSampler, SampledUsage } from 'src/bench/process-sampler';
 import { BenchReport, BenchRow, compareToBaselines, machineInfo } from 'src/bench/report';
 import { planScenarios, Scenario, Target } from 'src/bench/scenarios';
 import { runStreamLoad } from 'src/bench/stream-load';
+import { runLongStream, StreamMemory } from 'src/bench/long-stream';
 
 /** How long settlement may take to catch up after a gateway run before the next run starts anyway. */
 const DRAIN_LIMIT_MS = 60_000;
@@ -52,6 +53,9 @@ export async function runBench(
         log(`${scenario.name} → ${target}: ${scenario.clients} client(s), ${options.durationSec}s`);
         const row = await runOne(scenario, target, environment, options, children, probe);
         log(`  ${row.requestsPerSec} req/s, p50 ${row.latencyMs?.p50 ?? '-'} ms, failures ${failures(row)}`);
+        if (row.memory) {
+          log(`  API memory around one long stream: ${JSON.stringify(row.memory)}`);
+        }
         if (row.otherCpuPercent > OTHER_CPU_WARN_PERCENT) {
           log(`  warning: processes outside the bench used ${row.otherCpuPercent}% CPU meanwhile; figures are skewed`);
         }
@@ -100,11 +104,16 @@ async function runOne(
   const named = { server: endpoint.pid, loadgen: process.pid, ...(workerPid ? { worker: workerPid } : {}) };
   const sampler = new ProcessSampler(named, new Set([process.pid, ...children.pids()]));
   const run = scenario.stream ? runStreamLoad : runJsonLoad;
-  const warmupSec = Math.max(options.warmupSec, scenario.minWarmupSec ?? 0);
+  const warmupSec = scenario.longStream ? 0 : Math.max(options.warmupSec, scenario.minWarmupSec ?? 0);
   let usage: SampledUsage;
   let result: LoadResult;
+  let memory: StreamMemory | null = null;
   try {
-    result = await run(load, scenario.clients, warmupSec, options.durationSec);
+    if (scenario.longStream) {
+      ({ result, memory } = await runLongStream(load, endpoint.pid));
+    } else {
+      result = await run(load, scenario.clients, warmupSec, options.durationSec);
+    }
   } finally {
     usage = sampler.stop();
   }
@@ -124,6 +133,7 @@ async function runOne(
     hostCpuPercent: usage.hostCpuPercent,
     otherCpuPercent: usage.otherCpuPercent,
     listenOverflows: usage.listenOverflows,
+    memory,
     // Read right after the run: what settlement still owes at that moment, then how long it takes to catch up.
     billing: target === 'gateway' && probe ? await probe.measure(DRAIN_LIMIT_MS) : null,
     vsDirect: null,

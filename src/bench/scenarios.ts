@@ -19,6 +19,8 @@ export interface Scenario {
   targets: Target[];
   /** A floor under --warmup: enough to connect every client gently and finish one stream each. */
   minWarmupSec?: number;
+  /** Not a load: one long `n: 8` stream while the API's memory is sampled (see long-stream.ts). */
+  longStream?: boolean;
 }
 
 /** Upstream latencies every load shape is measured against: none (pure overhead) and a short real-ish one. */
@@ -74,6 +76,15 @@ function fullScenarios(options: BenchOptions): Scenario[] {
     // A thousand connects at once overflow any default accept queue (511); ramping them over two
     // seconds measures the steady state of many open streams rather than a connect storm.
     minWarmupSec: 3,
+  });
+  // Per-stream memory must stay flat whatever the output length: one long stream, memory before and after.
+  scenarios.push({
+    name: 'sse-long-n8',
+    stream: true,
+    clients: 1,
+    upstream: upstreams[0],
+    targets: ['gateway'],
+    longStream: true,
   });
   return scenarios;
 }

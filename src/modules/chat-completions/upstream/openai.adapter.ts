@@ -63,7 +63,8 @@ export class OpenAiAdapter implements ProviderAdapter {
 }
 
 const USAGE_NULL = ',"usage":null';
-const RETAINED_CHARS = 64 * 1024;
+// Most answers end below it, with usage, and are never parsed; a longer one costs at most this much.
+const RETAINED_CHARS = 256 * 1024;
 
 class OpenAiStreamTranslator implements StreamTranslator {
   private reported: TokenUsage | null = null;
