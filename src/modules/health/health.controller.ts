@@ -33,11 +33,6 @@ export class HealthController {
   @ApiOkResponse({ description: 'Postgres and Redis answer and the process is not draining' })
   @ApiServiceUnavailableResponse({ description: 'A dependency is down, or the process is shutting down' })
   async ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthDto> {
-    if (this.shutdown.draining) {
-      // At once, without asking the dependencies: the balancer must stop sending work here now.
-      void reply.code(503);
-      return { status: 'unavailable', checks: { process: 'draining' } };
-    }
     const [postgres, redis] = await Promise.all([
       this.dataSource.query('SELECT 1').then(
         () => 'ok' as const,
