@@ -112,4 +112,10 @@ export class EnvDto {
   @IsInt()
   @Min(1000)
   SETTLEMENT_LEASE_MS?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(60_000)
+  HOLD_SWEEP_AGE_MS?: number;
 }
