@@ -50,7 +50,8 @@ export class SettlementService {
       settled += report.settled.length;
       if (report.failed.length > 0) {
         const failed = new Set(report.failed);
-        return { settled, retryInMs: await this.gate.retryLater(payloads.filter((p) => failed.has(p.requestId))) };
+        const retried = payloads.filter((payload) => failed.has(payload.requestId));
+        return { settled, retryInMs: await this.gate.retryLater(retried, this.config.settlementLeaseMs) };
       }
       if (claimed.length < CLAIM_BATCH) {
         return { settled, retryInMs: null };

@@ -35,6 +35,8 @@ export interface BalanceSnapshot {
 /** A failed settlement is tried again after this, doubling per attempt up to RETRY_MAX_MS, jittered. */
 const RETRY_FIRST_MS = 500;
 const RETRY_MAX_MS = 8_000;
+/** Past this many failed attempts (about 2.5 minutes of them), a usage is tried once per lease only. */
+const RETRY_FAST_ATTEMPTS = 24;
 /** How long an admission waits for a connection (and its epoch check) before Redis counts as down. */
 const EPOCH_WAIT_MS = 2_000;
 
@@ -158,9 +160,10 @@ export class BalanceGate {
   /**
    * Gives claims whose settlement failed back before their lease ends: claimable again in 0.5 s,
    * doubling per failed attempt up to 8 s, jittered so that workers do not retry in step. Returns
-   * the soonest of those delays in ms, or null when none was set.
+   * the soonest of those delays in ms, or null when none was set. After RETRY_FAST_ATTEMPTS, once
+   * per `slowMs` (the lease): a payload that can never be stored is not retried every 8 s forever.
    */
-  async retryLater(failed: { accountId: string; requestId: string }[]): Promise<number | null> {
+  async retryLater(failed: { accountId: string; requestId: string }[], slowMs: number): Promise<number | null> {
     if (failed.length === 0) {
       return null;
     }
@@ -173,6 +176,8 @@ export class BalanceGate {
       USAGE_ATTEMPTS,
       String(RETRY_FIRST_MS),
       String(RETRY_MAX_MS),
+      String(RETRY_FAST_ATTEMPTS),
+      String(slowMs),
       ...members,
     )) as number;
     return soonest < 0 ? null : soonest;
