@@ -47,10 +47,6 @@ export const SYNC_SCRIPT = `${SYNC_SNAPSHOT}
 sync(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3])
 return 1`;
 
-// Forgets the balance (not the holds): the next admission reloads it from Postgres.
-export const FORGET_SCRIPT = `redis.call('HDEL', KEYS[1], 'balance', 'version', 'epoch')
-return 1`;
-
 // A new epoch once per Redis start: a run id other than the one the epoch was made under means
 // Redis restarted since, and its data may be older than Postgres (restored, or an AOF behind).
 export const CHECK_EPOCH_SCRIPT = `

@@ -7,7 +7,6 @@ import { REDIS } from 'src/common/redis/redis.tokens';
 import {
   CHECK_EPOCH_SCRIPT,
   CLAIM_SCRIPT,
-  FORGET_SCRIPT,
   HOLD_SCRIPT,
   RECORD_SCRIPT,
   RELEASE_SCRIPT,
@@ -60,7 +59,6 @@ export class BalanceGate {
   ) {
     this.redis.defineCommand('gatewayHold', { numberOfKeys: 4, lua: HOLD_SCRIPT });
     this.redis.defineCommand('gatewaySync', { numberOfKeys: 2, lua: SYNC_SCRIPT });
-    this.redis.defineCommand('gatewayForget', { numberOfKeys: 1, lua: FORGET_SCRIPT });
     this.redis.defineCommand('gatewayCheckEpoch', { numberOfKeys: 1, lua: CHECK_EPOCH_SCRIPT });
     this.redis.defineCommand('gatewayRelease', { numberOfKeys: 7, lua: RELEASE_SCRIPT });
     this.redis.defineCommand('gatewayRecordUsage', { numberOfKeys: 2, lua: RECORD_SCRIPT });
@@ -201,11 +199,6 @@ export class BalanceGate {
       snapshot.version.toString(),
       randomUUID(),
     );
-  }
-
-  /** Drops an account's balance snapshot (its holds stay): the next admission reloads it from Postgres. */
-  async forget(accountId: string): Promise<void> {
-    await this.command('gatewayForget')(snapshotKey(accountId));
   }
 
   /** Holds opened more than `olderThanMs` ago by Redis's clock, as [accountId, requestId]. */
