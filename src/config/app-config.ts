@@ -26,6 +26,11 @@ export interface AppConfig {
   settlementLeaseMs: number;
   /** Per API process: how many known API keys are kept in memory. */
   apiKeyCacheSize: number;
+  /**
+   * A hold with no recorded usage this old belongs to a dead API process and is released unbilled:
+   * every request must end (or be recorded) well before it.
+   */
+  holdSweepAgeMs: number;
 }
 
 /** Thrown for bad configuration; the entrypoints print its message as the one line naming the variable. */
@@ -34,6 +39,9 @@ export class ConfigError extends Error {}
 // Development and test get fixed, clearly non-secret defaults so a fresh checkout runs without setup.
 const DEV_JWT_SECRET = 'development-only-jwt-secret-do-not-use-in-production';
 const DEV_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
+
+/** Default age past which the hold sweeper releases a hold with no recorded usage (30 minutes). */
+export const DEFAULT_HOLD_SWEEP_AGE_MS = 30 * 60_000;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const raw = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
@@ -82,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     settlementLeaseMs: dto.SETTLEMENT_LEASE_MS ?? 60_000,
     apiKeyCacheSize: dto.API_KEY_CACHE_SIZE ?? 50_000,
+    holdSweepAgeMs: dto.HOLD_SWEEP_AGE_MS ?? DEFAULT_HOLD_SWEEP_AGE_MS,
   };
 }
 

@@ -118,4 +118,10 @@ export class EnvDto {
   @IsInt()
   @Min(1)
   API_KEY_CACHE_SIZE?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(60_000)
+  HOLD_SWEEP_AGE_MS?: number;
 }

@@ -86,7 +86,12 @@ export class MeteringService {
     }
     const snapshot = await this.accounts.findBalanceSnapshot(accountId);
     await this.gate.sync(accountId, snapshot ?? { balance: 0n, version: 0n });
-    return this.gate.hold(accountId, requestId, amount);
+    const retried = await this.gate.hold(accountId, requestId, amount);
+    if (retried.outcome === 'unknown') {
+      // The epoch changed in between (Redis restarted just now): a 503, not a false 403.
+      throw new Error('the balance snapshot was replaced while it loaded');
+    }
+    return retried;
   }
 
   private async record(
