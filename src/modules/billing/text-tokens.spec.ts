@@ -1,0 +1,81 @@
+import { countTokens } from 'gpt-tokenizer/cjs/encoding/cl100k_base';
+import { countTextTokens, REQUEST_TOKENIZER_CHARS } from 'src/modules/billing/text-tokens';
+import { SeededRandom } from 'test/support/seeded-random';
+
+const WORDS = [
+  'the',
+  'gateway',
+  'bills',
+  "don't",
+  'Hello',
+  'naïve',
+  'résumé',
+  'x',
+  'tokenizer',
+  'supercalifragilistic',
+];
+const exactCount = (text: string) => countTokens(text, { disallowedSpecial: new Set() });
+
+/** Texts of every shape a prompt takes, from one seed. */
+function sampleTexts(random: SeededRandom): string[] {
+  const words = (count: number, separator = ' ') =>
+    Array.from({ length: count }, () => random.pick(WORDS)).join(separator);
+  return [
+    words(random.int(1, 800)),
+    'a'.repeat(random.int(1, 3000)),
+    random.chars(random.int(1, 1500), 0x4e00, 0x9fff),
+    random.chars(random.int(1, 600), 0x1f600, 0x1f64f),
+    `function ${words(1)}(x) {\n  return x.${words(1)} + ${random.int(0, 1e9)};\n}\n`.repeat(random.int(1, 40)),
+    JSON.stringify({ [words(1)]: words(20), nested: { list: [words(5), random.int(0, 99999)] } }),
+    `${words(30)}${random.chars(random.int(300, 900), 0x61, 0x7a)}${words(30)}`,
+    words(random.int(10, 300), random.pick(['', '\n', '  ', '\t', '-', '.', '__', '\r\n'])),
+    `${' '.repeat(random.int(1, 700))}${'\n'.repeat(random.int(1, 50))}${words(3)}${' '.repeat(random.int(1, 9))}`,
+    `${random.chars(random.int(1, 400), 0x21, 0x7e)} <|endoftext|> ${'1234567890'.repeat(random.int(1, 90))}`,
+    random.chars(random.int(1, 2000), 0x20, 0x2fff),
+  ];
+}
+
+describe(countTextTokens.name, () => {
+  it('should never count below cl100k, whatever the text and the budget left', () => {
+    const random = new SeededRandom(20261124);
+    const below: { text: string; exact: number; estimate: number }[] = [];
+    for (let round = 0; round < 12; round++) {
+      for (const text of sampleTexts(random)) {
+        const exact = exactCount(text);
+        for (const chars of [REQUEST_TOKENIZER_CHARS, random.int(1, 400), 0]) {
+          const estimate = countTextTokens(text, { chars });
+          if (estimate < exact) {
+            below.push({ text: text.slice(0, 80), exact, estimate });
+          }
+        }
+      }
+    }
+    expect(below).toEqual([]);
+  });
+
+  it('should count text with word breaks exactly while the budget lasts', () => {
+    const random = new SeededRandom(7);
+    const text = Array.from({ length: 3000 }, () => random.pick(WORDS)).join(random.pick([' ', ', ', '\n']));
+    expect(countTextTokens(text, { chars: REQUEST_TOKENIZER_CHARS })).toBe(exactCount(text));
+  });
+
+  it('should count special-token text as plain text instead of throwing', () => {
+    expect(countTextTokens('<|endoftext|><|im_start|>', { chars: 100 })).toBe(exactCount('<|endoftext|><|im_start|>'));
+  });
+
+  it.each([
+    ['1 MB of one letter', () => 'a'.repeat(1 << 20)],
+    ['1 MB of random CJK', () => new SeededRandom(1).chars(350_000, 0x4e00, 0x9fff)],
+    ['1 MB of words', () => 'lorem ipsum dolor sit amet '.repeat(40_000)],
+    ['20 MB of one letter', () => 'b'.repeat(20 << 20)],
+  ])('should count %s in well under 20 ms of work per budget', (_name, make) => {
+    const text = make();
+    countTextTokens(text.slice(0, 1000), { chars: REQUEST_TOKENIZER_CHARS }); // warm the tokenizer
+    const started = performance.now();
+    const estimate = countTextTokens(text, { chars: REQUEST_TOKENIZER_CHARS });
+    const elapsed = performance.now() - started;
+    expect(estimate).toBeGreaterThan(0);
+    // 20 ms is the budget on a quiet core; a shared, loaded test machine gets twice that.
+    expect(elapsed).toBeLessThan(40);
+  });
+});
