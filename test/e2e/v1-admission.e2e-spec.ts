@@ -123,15 +123,17 @@ describe('/v1 admission: holds that cover the whole request', () => {
   it('should keep answering health checks while it admits a 1 MB prompt without spaces', async () => {
     const customer = await gateway.newCustomer({ balance: '10' });
     const content = `${'a'.repeat(100_000)} `.repeat(10);
-    let slowest = 0;
+    // The process serves the test's own client too, so a stall shows as a long gap between two answers.
+    let longestGap = 0;
     let admitting = true;
     const probe = (async () => {
+      let last = performance.now();
       while (admitting) {
-        const started = performance.now();
         const health = await gateway.call('GET', '/health/live');
         expect(health.status).toBe(200);
-        slowest = Math.max(slowest, performance.now() - started);
-        await new Promise((resolve) => setTimeout(resolve, 10));
+        longestGap = Math.max(longestGap, performance.now() - last);
+        last = performance.now();
+        await new Promise((resolve) => setTimeout(resolve, 5));
       }
     })();
 
@@ -141,6 +143,6 @@ describe('/v1 admission: holds that cover the whole request', () => {
 
     expect(response.status).toBe(200);
     // The 1 MB body itself takes a moment to parse and relay; the estimate alone took minutes before.
-    expect(slowest).toBeLessThan(1_000);
+    expect(longestGap).toBeLessThan(1_000);
   });
 });
