@@ -44,7 +44,7 @@ describe(estimateRequestTokens.name, () => {
     const below: string[] = [];
     for (let round = 0; round < 200; round++) {
       const schema = randomSchema(random);
-      const field = random.pick(['tools', 'functions', 'response_format', 'tool_choice', 'prediction', 'x_unknown']);
+      const field = random.pick(['tools', 'functions', 'response_format', 'tool_choice', 'prediction', 'documents']);
       const extra = estimate({ ...base, [field]: schema }) - estimate(base);
       const asToolCall = estimate({
         ...base,

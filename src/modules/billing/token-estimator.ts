@@ -14,26 +14,18 @@ const AUDIO_BYTES_PER_TOKEN = 16;
 // A file's text and page images: one token per byte of the file is more than its text can take once
 // extracted; a file referenced by id has an unknown size, so it is held as a full context window.
 const FILE_REFERENCE_TOKENS = 128_000;
-// Parameters that steer sampling or delivery and are never part of the prompt; any other top-level
-// field (tools, functions, response_format, tool_choice, prediction, or one we do not know) is counted.
-const NOT_PROMPT = new Set([
-  'model',
-  'stream',
-  'stream_options',
-  'temperature',
-  'top_p',
-  'n',
-  'max_tokens',
-  'max_completion_tokens',
-  'presence_penalty',
-  'frequency_penalty',
-  'user',
-  'seed',
-  'service_tier',
-  'store',
-  'logprobs',
-  'top_logprobs',
-  'parallel_tool_calls',
+// Top-level fields an upstream renders into the prompt and bills as input. The others steer sampling
+// or delivery (or, unknown, are refused by OpenAI and ignored by the other dialects); their size and
+// nesting are still bounded by validation.
+const PROMPT_FIELDS = new Set([
+  'tools',
+  'functions',
+  'tool_choice',
+  'function_call',
+  'response_format',
+  'prediction',
+  'documents',
+  'system',
 ]);
 const SAFETY_NUMERATOR = 11n;
 const SAFETY_DENOMINATOR = 10n;
@@ -50,7 +42,8 @@ export interface PromptEstimateOptions {
 /**
  * Prompt tokens of a validated request body, at least what the upstream can bill for it, plus a 10%
  * margin: every field of every message, images by their size and `detail`, audio and files by their
- * size, and every other top-level field (tools, functions, response_format …) as its JSON text.
+ * size, and the top-level fields rendered into the prompt (tools, functions, response_format …) as
+ * their JSON text.
  * Linear in the body's size: see text-tokens.ts.
  */
 export function estimateRequestTokens(body: Json, options: PromptEstimateOptions): number {
@@ -59,7 +52,7 @@ export function estimateRequestTokens(body: Json, options: PromptEstimateOptions
   for (const [field, value] of Object.entries(body)) {
     if (field === 'messages' && Array.isArray(value)) {
       tokens += messagesTokens(value, budget, options);
-    } else if (!NOT_PROMPT.has(field)) {
+    } else if (PROMPT_FIELDS.has(field)) {
       tokens += countTextTokens(field, budget) + valueTokens(value, budget);
     }
   }
