@@ -1,5 +1,5 @@
 import { countTokens } from 'gpt-tokenizer/cjs/encoding/cl100k_base';
-import { countTextTokens, REQUEST_TOKENIZER_CHARS } from 'src/modules/billing/text-tokens';
+import { countTextTokens, requestTokenBudget } from 'src/modules/billing/text-tokens';
 import { SeededRandom } from 'test/support/seeded-random';
 
 const WORDS = [
@@ -42,8 +42,14 @@ describe(countTextTokens.name, () => {
     for (let round = 0; round < 12; round++) {
       for (const text of sampleTexts(random)) {
         const exact = exactCount(text);
-        for (const chars of [REQUEST_TOKENIZER_CHARS, random.int(1, 400), 0]) {
-          const estimate = countTextTokens(text, { chars });
+        const budgets = [
+          requestTokenBudget(),
+          { pieces: random.int(1, 600), merge: random.int(1, 300), merged: new Map<string, number>() },
+          { pieces: 1 << 20, merge: 0, merged: new Map<string, number>() },
+          { pieces: 0, merge: 0, merged: new Map<string, number>() },
+        ];
+        for (const budget of budgets) {
+          const estimate = countTextTokens(text, budget);
           if (estimate < exact) {
             below.push({ text: text.slice(0, 80), exact, estimate });
           }
@@ -56,23 +62,26 @@ describe(countTextTokens.name, () => {
   it('should count text with word breaks exactly while the budget lasts', () => {
     const random = new SeededRandom(7);
     const text = Array.from({ length: 3000 }, () => random.pick(WORDS)).join(random.pick([' ', ', ', '\n']));
-    expect(countTextTokens(text, { chars: REQUEST_TOKENIZER_CHARS })).toBe(exactCount(text));
+    expect(countTextTokens(text, requestTokenBudget())).toBe(exactCount(text));
   });
 
   it('should count special-token text as plain text instead of throwing', () => {
-    expect(countTextTokens('<|endoftext|><|im_start|>', { chars: 100 })).toBe(exactCount('<|endoftext|><|im_start|>'));
+    expect(countTextTokens('<|endoftext|><|im_start|>', requestTokenBudget())).toBe(
+      exactCount('<|endoftext|><|im_start|>'),
+    );
   });
 
   it.each([
     ['1 MB of one letter', () => 'a'.repeat(1 << 20)],
     ['1 MB of random CJK', () => new SeededRandom(1).chars(350_000, 0x4e00, 0x9fff)],
     ['1 MB of words', () => 'lorem ipsum dolor sit amet '.repeat(40_000)],
+    ['1 MB of random printable text', () => new SeededRandom(2).chars(1 << 20, 0x21, 0x7e)],
     ['20 MB of one letter', () => 'b'.repeat(20 << 20)],
   ])('should count %s in well under 20 ms of work per budget', (_name, make) => {
     const text = make();
-    countTextTokens(text.slice(0, 1000), { chars: REQUEST_TOKENIZER_CHARS }); // warm the tokenizer
+    countTextTokens(text.slice(0, 1000), requestTokenBudget()); // warm the tokenizer
     const started = performance.now();
-    const estimate = countTextTokens(text, { chars: REQUEST_TOKENIZER_CHARS });
+    const estimate = countTextTokens(text, requestTokenBudget());
     const elapsed = performance.now() - started;
     expect(estimate).toBeGreaterThan(0);
     // 20 ms is the budget on a quiet core; a shared, loaded test machine gets twice that.

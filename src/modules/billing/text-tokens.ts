@@ -1,24 +1,33 @@
+import ranks from 'gpt-tokenizer/cjs/bpeRanks/cl100k_base';
 import { countTokens } from 'gpt-tokenizer/cjs/encoding/cl100k_base';
+import { CL100K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/cjs/encodingParams/constants';
 
 /*
  * Counting text in time linear in its length, never below its cl100k count.
  *
- * cl100k splits text into pre-tokens with a regex, then runs byte-pair merges inside each one; the
- * count is the sum over pre-tokens. Merges start from single bytes and each removes one token, so a
- * piece of text never has more tokens than UTF-8 bytes. The merges are quadratic in the length of a
- * pre-token, and text without spaces ('a'×100k, CJK, base64) is one pre-token: that is the cost to avoid.
+ * cl100k splits text into pre-tokens with a regex, then counts each pre-token: one token when the
+ * pre-token is itself in the vocabulary, otherwise as many as byte-pair merges leave. Merges start from
+ * single bytes and each removes one token, so a pre-token never has more tokens than UTF-8 bytes.
+ * Merging is the expensive part: quadratic in the pre-token's length (text without spaces, 'a'×100k or
+ * CJK, is one pre-token), and about a microsecond a byte even on short random pre-tokens; the regex
+ * itself overflows the stack on a run of millions of letters.
  *
  * A letter followed by a non-letter always ends a pre-token, and the regex never looks behind nor past
  * that non-letter, so text cut at such a point splits into the same pre-tokens piece by piece: the count
  * of the whole is exactly the sum of the pieces' counts. (Cutting anywhere else is not safe either way:
  * merges are greedy, and a split word can even take fewer tokens than the whole.) So text is cut at those
- * points into segments of at most SEGMENT_CHARS; a segment is counted by the tokenizer while the
- * request's budget lasts, everything else (a run with no cut point, or text past the budget) as its
- * UTF-8 bytes. Each tokenizer call is then bounded, and so is the tokenizer's total work per request.
+ * points into segments of at most SEGMENT_CHARS, and a run with no cut point counts as its bytes. A
+ * segment is split into pre-tokens by the tokenizer's own regex while the budget lasts; a pre-token
+ * in the vocabulary counts 1 (exact, and the common case for prose), another is merged by the tokenizer
+ * while the merge budget lasts and counts as its bytes after. Past the budget, text counts as its
+ * bytes. Each step is bounded, and so is the work per request.
  */
 const SEGMENT_CHARS = 256;
 // Special-token text ('<|endoftext|>') in a prompt is plain text to the upstream, and must not throw here.
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+const PRE_TOKEN = new RegExp(CL100K_TOKEN_SPLIT_REGEX.source, 'gu');
+// Pre-tokens that are one token by themselves: the vocabulary's entries that are whole UTF-8 strings.
+const VOCABULARY = new Set(ranks.filter((entry): entry is string => typeof entry === 'string'));
 // Whether each UTF-16 code unit is a letter (\p{L}), computed once: a regex per character would cost
 // more than the tokenizer it protects.
 const LETTERS = (() => {
@@ -29,24 +38,35 @@ const LETTERS = (() => {
   }
   return table;
 })();
-// Each call of the tokenizer costs about this many characters' work even on a one-word string, so
-// thousands of tiny strings (a large tool schema) cannot outspend the budget.
+// Looking for a cut point costs a table lookup a character: this many of them cost like one pre-token.
+const SCAN_CHARS_PER_PIECE = 8;
+// Each call of the tokenizer costs about this many characters' merging even for one short piece.
 const CALL_COST_CHARS = 16;
 
-/** How many characters of a request the real tokenizer may still read; past it, bytes are counted. */
+/** What the tokenizer may still do for a request; past it, bytes are counted. */
 export interface TokenBudget {
-  chars: number;
+  /** Pre-tokens split off by the regex and looked up in the vocabulary: about 0.5 µs each. */
+  pieces: number;
+  /** Characters of pre-tokens outside the vocabulary given to byte-pair merging: about 1 µs each. */
+  merge: number;
+  /** Counts of pre-tokens already merged for this request: a repeated word costs the budget once. */
+  merged: Map<string, number>;
 }
 
-/** Characters the tokenizer reads per request: about 5 ms of work at most, whatever the text. */
-export const REQUEST_TOKENIZER_CHARS = 48 * 1024;
+/**
+ * The budget of one request: about 12k tokens of prose are counted exactly, and the worst text
+ * (random printable characters, little of it in the vocabulary) costs under 10 ms of one core.
+ */
+export function requestTokenBudget(scale = 1): TokenBudget {
+  return { pieces: 12 * 1024 * scale, merge: 4 * 1024 * scale, merged: new Map() };
+}
 
 /** At least the cl100k token count of `text`; exact while the budget lasts on text with word breaks. */
 export function countTextTokens(text: string, budget: TokenBudget): number {
   let tokens = 0;
   let start = 0;
   while (start < text.length) {
-    if (budget.chars <= 0) {
+    if (budget.pieces <= 0) {
       return tokens + utf8Bytes(text, start, text.length);
     }
     const end = text.length - start <= SEGMENT_CHARS ? text.length : lastCut(text, start);
@@ -57,10 +77,30 @@ export function countTextTokens(text: string, budget: TokenBudget): number {
       start = next;
       continue;
     }
-    budget.chars -= end - start + CALL_COST_CHARS;
-    tokens += countTokens(text.slice(start, end), PLAIN_TEXT);
+    tokens += segmentTokens(text.slice(start, end), budget);
     start = end;
   }
+  return tokens;
+}
+
+/** The cl100k count of a segment cut at pre-token boundaries, or more once the merge budget is spent. */
+function segmentTokens(segment: string, budget: TokenBudget): number {
+  let tokens = 0;
+  for (const [piece] of segment.matchAll(PRE_TOKEN)) {
+    budget.pieces--;
+    tokens += VOCABULARY.has(piece) ? 1 : (budget.merged.get(piece) ?? mergedTokens(piece, budget));
+  }
+  return tokens;
+}
+
+function mergedTokens(piece: string, budget: TokenBudget): number {
+  if (budget.merge <= 0) {
+    return Buffer.byteLength(piece, 'utf8');
+  }
+  budget.merge -= piece.length + CALL_COST_CHARS;
+  // Alone, a pre-token splits into itself again: countTokens merges exactly this piece.
+  const tokens = countTokens(piece, PLAIN_TEXT);
+  budget.merged.set(piece, tokens);
   return tokens;
 }
 
@@ -76,14 +116,14 @@ function lastCut(text: string, start: number): number {
 
 /** The first cut point from `from`, spending the budget on the characters looked at; the end if none. */
 function nextCut(text: string, from: number, budget: TokenBudget): number {
-  const limit = Math.min(text.length, from + Math.max(budget.chars, 0));
+  const limit = Math.min(text.length, from + Math.max(budget.pieces, 0) * SCAN_CHARS_PER_PIECE);
   for (let at = from; at < limit; at++) {
     if (isCut(text, at)) {
-      budget.chars -= at - from;
+      budget.pieces -= Math.ceil((at - from) / SCAN_CHARS_PER_PIECE);
       return at;
     }
   }
-  budget.chars -= limit - from;
+  budget.pieces -= Math.ceil((limit - from) / SCAN_CHARS_PER_PIECE);
   return text.length;
 }
 

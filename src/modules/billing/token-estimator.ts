@@ -1,5 +1,5 @@
 import { imageTokens } from 'src/modules/billing/image-tokens';
-import { countTextTokens, REQUEST_TOKENIZER_CHARS, TokenBudget } from 'src/modules/billing/text-tokens';
+import { countTextTokens, requestTokenBudget, TokenBudget } from 'src/modules/billing/text-tokens';
 
 // A hold must cover the worst case, so the prompt estimate errs high: tokenizers differ between
 // model families, and chat framing adds a few tokens per message.
@@ -47,7 +47,7 @@ export interface PromptEstimateOptions {
  * Linear in the body's size: see text-tokens.ts.
  */
 export function estimateRequestTokens(body: Json, options: PromptEstimateOptions): number {
-  const budget: TokenBudget = { chars: REQUEST_TOKENIZER_CHARS };
+  const budget = requestTokenBudget();
   let tokens = PER_REQUEST_OVERHEAD;
   for (const [field, value] of Object.entries(body)) {
     if (field === 'messages' && Array.isArray(value)) {
@@ -66,8 +66,8 @@ export function estimatePromptTokens(messages: unknown[]): number {
 
 /** Completion tokens of text the client received, when the upstream reported no usage. */
 export function countCompletionTokens(text: string): number {
-  // Delivered text is bounded by the output cap; a larger budget keeps it exact for long answers.
-  return countTextTokens(text, { chars: REQUEST_TOKENIZER_CHARS * 4 });
+  // The count is capped at the output cap the hold covered anyway.
+  return countTextTokens(text, requestTokenBudget());
 }
 
 function messagesTokens(messages: unknown[], budget: TokenBudget, options: PromptEstimateOptions): number {
