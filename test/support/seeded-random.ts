@@ -26,6 +26,15 @@ export class SeededRandom {
 
   /** `length` characters drawn from the code points [from, to]. */
   chars(length: number, from: number, to: number): string {
-    return Array.from({ length }, () => String.fromCodePoint(this.int(from, to))).join('');
+    if (to > 0xffff) {
+      return Array.from({ length }, () => String.fromCodePoint(this.int(from, to))).join('');
+    }
+    // One UTF-16 unit each: built in chunks, as megabytes of text are common in the tests.
+    const units = new Uint16Array(length).map(() => this.int(from, to));
+    let text = '';
+    for (let start = 0; start < length; start += 8192) {
+      text += String.fromCharCode(...units.subarray(start, start + 8192));
+    }
+    return text;
   }
 }

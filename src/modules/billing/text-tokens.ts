@@ -143,5 +143,9 @@ function isSurrogate(code: number): boolean {
 }
 
 function utf8Bytes(text: string, start: number, end: number): number {
-  return Buffer.byteLength(start === 0 && end === text.length ? text : text.slice(start, end), 'utf8');
+  if (end === text.length) {
+    // The whole string minus its short counted head: slicing megabytes off would copy them.
+    return Buffer.byteLength(text, 'utf8') - (start === 0 ? 0 : Buffer.byteLength(text.slice(0, start), 'utf8'));
+  }
+  return Buffer.byteLength(text.slice(start, end), 'utf8');
 }
