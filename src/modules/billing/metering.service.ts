@@ -13,7 +13,7 @@ import { BalanceGate, HoldResult } from 'src/modules/ledger/balance-gate';
 import { BillingQueue } from 'src/modules/billing/billing.queue';
 import { usageCost } from 'src/modules/billing/pricing';
 import { countCompletionTokens } from 'src/modules/billing/token-estimator';
-import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
+import { ChatRequest, outputTokenCap } from 'src/modules/chat-completions/chat-request.validator';
 import { CompletionMeter, MeteredResult } from 'src/modules/chat-completions/completion-meter';
 import { TokenUsage } from 'src/modules/chat-completions/upstream/provider-adapter';
 
@@ -48,8 +48,7 @@ export class MeteringService {
     /** Told the usage being recorded (in the same Redis write), e.g. to correct the tokens-per-minute count. */
     onRecorded: (usage: TokenUsage) => void,
   ): Promise<CompletionMeter> {
-    const maxOutput = (chat.maxTokens ?? chat.model.maxOutputTokens) * chat.n;
-    const hold = usageCost(chat.model, promptEstimate, maxOutput);
+    const hold = usageCost(chat.model, promptEstimate, outputTokenCap(chat));
     const result = await this.hold(principal.accountId, requestId, hold).catch((error: Error) => {
       // Without a hold nothing can be billed safely, so nothing is relayed.
       this.logger.error({ err: error.message, reqId: requestId }, 'balance hold failed');
@@ -102,10 +101,9 @@ export class MeteringService {
     const { principal, chat } = context;
     // Our tokenizer may count differently from the upstream's: an estimate never exceeds what the
     // upstream was allowed to generate, which is also what the hold covered.
-    const maxOutput = (chat.maxTokens ?? chat.model.maxOutputTokens) * chat.n;
     const usage = result.usage ?? {
       promptTokens: context.promptEstimate,
-      completionTokens: Math.min(countCompletionTokens(result.deliveredText()), maxOutput),
+      completionTokens: Math.min(countCompletionTokens(result.deliveredText()), outputTokenCap(chat)),
     };
     if (result.status !== 'completed' && usage.completionTokens === 0) {
       // Cut off before a single token reached the client: like any error, it costs nothing.

@@ -6,9 +6,9 @@ import { ApiKeyPrincipal, AuthenticatedRequest } from 'src/common/decorators/aut
 import { inOneWrite } from 'src/common/redis/one-write';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { MeteringService } from 'src/modules/billing/metering.service';
-import { estimatePromptTokens } from 'src/modules/billing/token-estimator';
+import { estimateRequestTokens } from 'src/modules/billing/token-estimator';
 import { ChatCompletionsService } from 'src/modules/chat-completions/chat-completions.service';
-import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
+import { ChatRequest, outputTokenCap } from 'src/modules/chat-completions/chat-request.validator';
 import { CompletionMeter } from 'src/modules/chat-completions/completion-meter';
 import { ConcurrencyLimiter } from 'src/modules/rate-limits/concurrency-limiter';
 import { LimitedRequest, requestKeys } from 'src/modules/rate-limits/gateway-throttler.guard';
@@ -42,9 +42,9 @@ export class MeteringInterceptor implements NestInterceptor {
     const request = context.switchToHttp().getRequest<CompletionRequest>();
     const chat = this.chats.prepare(request.body);
     const principal = request.principal as ApiKeyPrincipal;
-    const messages = (request.body as { messages: unknown[] }).messages;
-    const promptEstimate = estimatePromptTokens(messages);
-    const estimate = promptEstimate + (chat.maxTokens ?? chat.model.maxOutputTokens) * chat.n;
+    const body = request.body as Record<string, unknown>;
+    const promptEstimate = estimateRequestTokens(body, { audioReferenceTokens: chat.model.maxOutputTokens });
+    const estimate = promptEstimate + outputTokenCap(chat);
     const reply = context.switchToHttp().getResponse<FastifyReply>();
     const { tokens, meter } = await this.admit(request, reply, chat, principal, promptEstimate, estimate);
     const giveBack = async () => {
