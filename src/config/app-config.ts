@@ -110,7 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       attemptsPerIpPerMinute: dto.AUTH_ATTEMPTS_PER_IP ?? 20,
       failuresPerIpPerHour: dto.AUTH_FAILURES_PER_IP ?? 50,
       failuresPerEmailPer15Min: dto.AUTH_FAILURES_PER_EMAIL ?? 10,
-      hashConcurrency: dto.PASSWORD_HASH_CONCURRENCY ?? 2,
+      hashConcurrency: dto.PASSWORD_HASH_CONCURRENCY ?? 1,
       hashQueue: dto.PASSWORD_HASH_QUEUE ?? 16,
     },
     logLevel: dto.LOG_LEVEL ?? (nodeEnv === 'test' ? 'silent' : 'info'),
