@@ -35,6 +35,8 @@ export interface AppConfig {
   overload: { maxConcurrent: number; maxQueued: number; queueWaitMs: number };
   /** How long a worker owns the recorded usage it claimed; past that another worker settles it again (idempotently). */
   settlementLeaseMs: number;
+  /** Per API process: how many known API keys are kept in memory. */
+  apiKeyCacheSize: number;
 }
 
 /** Thrown for bad configuration; the entrypoints print its message as the one line naming the variable. */
@@ -128,6 +130,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       queueWaitMs: dto.QUEUE_WAIT_MS ?? 5_000,
     },
     settlementLeaseMs: dto.SETTLEMENT_LEASE_MS ?? 60_000,
+    apiKeyCacheSize: dto.API_KEY_CACHE_SIZE ?? 50_000,
   };
 }
 

@@ -153,4 +153,10 @@ export class EnvDto {
   @IsInt()
   @Min(1000)
   SETTLEMENT_LEASE_MS?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  API_KEY_CACHE_SIZE?: number;
 }
