@@ -34,6 +34,8 @@ export async function createApiApp(
     return503OnClosing: false,
     keepAliveTimeout: 65_000,
     routerOptions: { maxParamLength: 512 },
+    // Off unless configured: otherwise any client could pick the address it is throttled under.
+    trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     // Errors Fastify raises before routing (a malformed URL) get our error shape too.
     frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => {
       const answer = ApiError.invalid(`Malformed request URL: ${error.message}`);

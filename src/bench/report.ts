@@ -3,6 +3,7 @@ import { cpus, freemem, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BillingBacklog } from 'src/bench/billing-backlog';
 import { LoadResult, Percentiles, round } from 'src/bench/load-result';
+import { LoginFloodResult } from 'src/bench/login-flood';
 import { ProcessUsage } from 'src/bench/process-sampler';
 import { Target } from 'src/bench/scenarios';
 
@@ -38,6 +39,8 @@ export interface BenchRow extends LoadResult {
   /** CPU of processes other than the bench's, Postgres and Redis, during the run: someone else's load. */
   otherCpuPercent: number;
   billing: BillingBacklog | null;
+  /** Gateway rows run with --login-flood: the logins sent beside the load. */
+  loginFlood?: LoginFloodResult;
   vsDirect: Comparison | null;
   vsPassthrough: Comparison | null;
 }

@@ -1,0 +1,76 @@
+import { randomBytes } from 'node:crypto';
+import { ConfigError, loadConfig, loadDatabaseConfig } from 'src/config/app-config';
+
+const secrets = () => ({
+  JWT_SECRET: randomBytes(48).toString('base64'),
+  SECRETS_KEY: randomBytes(32).toString('base64'),
+});
+
+describe('loadConfig', () => {
+  it('should treat an unset NODE_ENV as production and refuse to start without the secrets', () => {
+    expect(() => loadConfig({})).toThrow(ConfigError);
+    expect(() => loadConfig({})).toThrow(/^Missing environment variable JWT_SECRET/);
+    expect(() => loadConfig({ JWT_SECRET: secrets().JWT_SECRET })).toThrow(/SECRETS_KEY/);
+    expect(() => loadConfig({ NODE_ENV: '' })).toThrow(/JWT_SECRET/);
+  });
+
+  it('should start in production mode when NODE_ENV is unset and the secrets are given', () => {
+    const env = secrets();
+    const config = loadConfig(env);
+    expect(config.nodeEnv).toBe('production');
+    expect(config.jwtSecret).toBe(env.JWT_SECRET);
+    expect(config.secretsKey.equals(Buffer.from(env.SECRETS_KEY, 'base64'))).toBe(true);
+    expect(config.adminToken).toBeNull();
+  });
+
+  it('should keep the development defaults only when development or test is asked for', () => {
+    for (const nodeEnv of ['development', 'test']) {
+      const config = loadConfig({ NODE_ENV: nodeEnv });
+      expect(config.nodeEnv).toBe(nodeEnv);
+      expect(config.jwtSecret.length).toBeGreaterThanOrEqual(32);
+      expect(config.secretsKey).toHaveLength(32);
+    }
+  });
+
+  it.each([
+    ['an all-zero SECRETS_KEY', { SECRETS_KEY: 'A'.repeat(43) + '=' }, 'SECRETS_KEY'],
+    ['the development SECRETS_KEY', { SECRETS_KEY: Buffer.alloc(32, 7).toString('base64') }, 'SECRETS_KEY'],
+    [
+      'the development JWT_SECRET',
+      { JWT_SECRET: 'development-only-jwt-secret-do-not-use-in-production' },
+      'JWT_SECRET',
+    ],
+    ['the JWT_SECRET compose used to ship', { JWT_SECRET: 'change-me-jwt-secret-0123456789abcdef0123' }, 'JWT_SECRET'],
+  ])('should refuse %s in production', (_case, override, variable) => {
+    expect(() => loadConfig({ ...secrets(), ...override })).toThrow(
+      new RegExp(`^Invalid environment variable ${variable}`),
+    );
+    expect(() => loadConfig({ ...secrets(), ...override, NODE_ENV: 'production' })).toThrow(ConfigError);
+  });
+
+  it('should trust no proxy unless TRUST_PROXY lists addresses or ranges', () => {
+    expect(loadConfig({ NODE_ENV: 'test' }).trustedProxies).toEqual([]);
+    expect(loadConfig({ NODE_ENV: 'test', TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,loopback,::1' }).trustedProxies).toEqual([
+      '10.0.0.0/8',
+      '127.0.0.1',
+      'loopback',
+      '::1',
+    ]);
+    for (const bad of ['true', '*', '0.0.0.0/0', '::/0', '10.0.0.0/33', 'proxy.internal', '2']) {
+      expect(() => loadConfig({ NODE_ENV: 'test', TRUST_PROXY: bad })).toThrow(
+        /^Invalid environment variable TRUST_PROXY/,
+      );
+    }
+  });
+});
+
+describe('loadDatabaseConfig', () => {
+  it('should let migrations run without the API secrets', () => {
+    expect(loadDatabaseConfig({ DATABASE_URL: 'postgres://db/gateway' })).toEqual({
+      databaseUrl: 'postgres://db/gateway',
+    });
+    expect(() => loadDatabaseConfig({ DATABASE_URL: 'mysql://db' })).toThrow(
+      /^Invalid environment variable DATABASE_URL/,
+    );
+  });
+});
