@@ -6,8 +6,13 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from 'pino';
 import { ApiModule } from 'src/api.module';
 import { ApiError } from 'src/common/errors/api-error';
+import { SMALL_BODY_LIMIT_BYTES } from 'src/common/http/body-limits';
+import { registerEdgeHooks } from 'src/common/http/edge-hooks';
 import { PinoNestLogger } from 'src/common/logging/logger';
 import { AppConfig } from 'src/config/app-config';
+import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
+import { InFlightRequests } from 'src/modules/health/in-flight-requests';
+import { ShutdownState } from 'src/modules/health/shutdown.state';
 import { buildOpenApiDocument } from 'src/openapi';
 
 /**
@@ -20,12 +25,17 @@ export async function createApiApp(
   options: { preview?: boolean } = {},
 ): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({
-    bodyLimit: config.bodyLimitBytes,
+    // The default for routes registerEdgeHooks does not size (unknown paths); /v1 gets BODY_LIMIT_BYTES there.
+    bodyLimit: SMALL_BODY_LIMIT_BYTES,
     genReqId: () => `req_${randomUUID().replace(/-/g, '')}`,
     requestIdHeader: false,
     forceCloseConnections: 'idle',
+    // While closing, Fastify's own 503 is not in SPEC's shape; registerEdgeHooks refuses in it instead.
+    return503OnClosing: false,
     keepAliveTimeout: 65_000,
     routerOptions: { maxParamLength: 512 },
+    // Off unless configured: otherwise any client could pick the address it is throttled under.
+    trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     // Errors Fastify raises before routing (a malformed URL) get our error shape too.
     frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => {
       const answer = ApiError.invalid(`Malformed request URL: ${error.message}`);
@@ -42,11 +52,11 @@ export async function createApiApp(
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeContentTypeParser('text/plain');
   const httpLog = logger.child({ component: 'http' });
-
-  fastify.addHook('onRequest', (request, reply, done) => {
-    void reply.header('x-request-id', request.id);
-    done();
-  });
+  registerEdgeHooks(fastify, config, httpLog, () => ({
+    shutdown: app.get(ShutdownState),
+    inFlight: app.get(InFlightRequests),
+    apiKeys: app.get(ApiKeyAuthenticator),
+  }));
   fastify.addHook('onResponse', (request, reply, done) => {
     // Method, path and status only: bodies, queries and headers may hold content or keys.
     const path = request.url.split('?')[0];

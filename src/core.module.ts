@@ -5,7 +5,9 @@ import Redis from 'ioredis';
 import { Logger } from 'pino';
 import { SecretBox } from 'src/common/crypto/secret-box';
 import { LOGGER } from 'src/common/logging/logger';
+import { logQueueErrorsTo } from 'src/common/queue/bull-queues';
 import { InvalidationBus } from 'src/common/redis/invalidation-bus';
+import { logRedisErrors } from 'src/common/redis/redis-error-log';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { dataSourceOptions } from 'src/database/data-source.options';
@@ -15,6 +17,7 @@ import { dataSourceOptions } from 'src/database/data-source.options';
 @Module({})
 export class CoreModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+    logQueueErrorsTo(logger);
     return {
       module: CoreModule,
       imports: [
@@ -26,7 +29,11 @@ export class CoreModule {
         { provide: LOGGER, useValue: logger },
         {
           provide: REDIS,
-          useFactory: () => new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }),
+          useFactory: () => {
+            const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
+            logRedisErrors(redis, logger, 'commands');
+            return redis;
+          },
         },
         { provide: SecretBox, useFactory: () => new SecretBox(config.secretsKey) },
         InvalidationBus,

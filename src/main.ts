@@ -1,8 +1,10 @@
 import 'reflect-metadata';
 import { Logger } from 'pino';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApiApp } from 'src/app.factory';
 import { createLogger } from 'src/common/logging/logger';
 import { AppConfig, loadConfigOrExit } from 'src/config/app-config';
+import { InFlightRequests } from 'src/modules/health/in-flight-requests';
 import { ShutdownState } from 'src/modules/health/shutdown.state';
 
 async function bootstrap(config: AppConfig, logger: Logger): Promise<void> {
@@ -18,17 +20,41 @@ async function bootstrap(config: AppConfig, logger: Logger): Promise<void> {
       return;
     }
     stopping = true;
-    // Readiness fails first; in-flight streams get the grace period to finish, then are cut.
-    app.get(ShutdownState).draining = true;
-    logger.info({ signal, graceMs: config.shutdownGraceMs }, 'draining');
-    const force = setTimeout(() => app.getHttpServer().closeAllConnections(), config.shutdownGraceMs).unref();
-    await app.close();
-    clearTimeout(force);
-    logger.info('api stopped');
-    process.exit(0);
+    try {
+      await shutDown(app, config, logger, signal);
+      process.exit(0);
+    } catch (error) {
+      logger.fatal({ err: error }, 'api did not stop cleanly');
+      process.exit(1);
+    }
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+// A stream cut at the end of the grace period records what it delivered right after; this bounds that wait.
+const CUT_SETTLE_MS = 2_000;
+// Connections still open once the app closes (a client half-way through sending headers) are cut after this.
+const CLOSE_CONNECTIONS_AFTER_MS = 1_000;
+
+/**
+ * Readiness fails and new requests get 503 at once; in-flight answers get the grace period, then are
+ * cut; only when nothing is left in flight do the upstream pools, Redis and Postgres close (app.close()
+ * runs them before it closes the HTTP server, so they must not close while requests still arrive).
+ */
+async function shutDown(app: NestFastifyApplication, config: AppConfig, logger: Logger, signal: string): Promise<void> {
+  app.get(ShutdownState).draining = true;
+  const inFlight = app.get(InFlightRequests);
+  logger.info({ signal, graceMs: config.shutdownGraceMs, inFlight: inFlight.count }, 'draining');
+  if (!(await inFlight.idle(config.shutdownGraceMs))) {
+    logger.warn({ inFlight: inFlight.count }, 'grace period over: cutting the answers still in flight');
+    app.getHttpServer().closeAllConnections();
+    await inFlight.idle(CUT_SETTLE_MS);
+  }
+  const force = setTimeout(() => app.getHttpServer().closeAllConnections(), CLOSE_CONNECTIONS_AFTER_MS).unref();
+  await app.close();
+  clearTimeout(force);
+  logger.info('api stopped');
 }
 
 function main(): void {

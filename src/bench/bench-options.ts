@@ -20,6 +20,8 @@ export interface BenchOptions {
   slowClients: number;
   /** Hard limit for the whole run; undefined: derived from the plan. */
   timeoutSec: number | undefined;
+  /** Concurrent console logins hammering the gateway during each of its runs; 0: none. */
+  loginFlood: number;
 }
 
 export const USAGE = `Usage: node dist/bin/bench.js [options]
@@ -33,6 +35,8 @@ export const USAGE = `Usage: node dist/bin/bench.js [options]
   --slow-chunk-delay-ms N   pause between SSE events in the many-slow-streams scenario (default 100)
   --slow-clients N          concurrent streams in the many-slow-streams scenario (default 1000)
   --timeout N               abort the whole run after N seconds (default: derived from the plan)
+  --login-flood N           N concurrent wrong-password logins against the gateway during its runs (default 0);
+                            the API's own env applies, e.g. AUTH_ATTEMPTS_PER_IP, PASSWORD_HASH_CONCURRENCY
 `;
 
 /** Thrown for a bad command line; the entrypoint prints it with the usage text. */
@@ -47,6 +51,7 @@ const VALUE_FLAGS = new Set([
   '--slow-chunk-delay-ms',
   '--slow-clients',
   '--timeout',
+  '--login-flood',
 ]);
 
 export function parseBenchArgs(argv: string[], cwd: string = process.cwd()): BenchOptions {
@@ -86,6 +91,7 @@ export function parseBenchArgs(argv: string[], cwd: string = process.cwd()): Ben
     slowChunkDelayMs: readNumber(values, '--slow-chunk-delay-ms', 100, 0),
     slowClients: Math.round(readNumber(values, '--slow-clients', 1000, 1)),
     timeoutSec: timeout === undefined ? undefined : readNumber(values, '--timeout', 0, 1),
+    loginFlood: Math.round(readNumber(values, '--login-flood', 0, 0)),
   };
 }
 

@@ -3,6 +3,7 @@ import { cpus, freemem, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BillingBacklog } from 'src/bench/billing-backlog';
 import { LoadResult, Percentiles, round } from 'src/bench/load-result';
+import { LoginFloodResult } from 'src/bench/login-flood';
 import { ProcessUsage } from 'src/bench/process-sampler';
 import { Target } from 'src/bench/scenarios';
 import { StreamMemory } from 'src/bench/long-stream';
@@ -41,6 +42,8 @@ export interface BenchRow extends LoadResult {
   billing: BillingBacklog | null;
   /** Only the long-stream scenario: the API's memory before, during and after its one stream. */
   memory: StreamMemory | null;
+  /** Gateway rows run with --login-flood: the logins sent beside the load. */
+  loginFlood?: LoginFloodResult;
   vsDirect: Comparison | null;
   vsPassthrough: Comparison | null;
 }

@@ -6,6 +6,7 @@ import { ChildProcesses } from 'src/bench/child-processes';
 import { acquireBenchLock, BENCH_REDIS_URL, benchModelId } from 'src/bench/gateway-setup';
 import { runJsonLoad } from 'src/bench/json-load';
 import { LoadResult, LoadTarget } from 'src/bench/load-result';
+import { LoginFloodResult, startLoginFlood } from 'src/bench/login-flood';
 import { ProcessSampler, SampledUsage } from 'src/bench/process-sampler';
 import { BenchReport, BenchRow, compareToBaselines, machineInfo } from 'src/bench/report';
 import { planScenarios, Scenario, Target } from 'src/bench/scenarios';
@@ -56,6 +57,10 @@ export async function runBench(
         if (row.memory) {
           log(`  API memory around one long stream: ${JSON.stringify(row.memory)}`);
         }
+        if (row.loginFlood) {
+          const { loginsPerSec, statusCodes } = row.loginFlood;
+          log(`  login flood beside it: ${loginsPerSec} logins/s, answers ${JSON.stringify(statusCodes)}`);
+        }
         if (row.otherCpuPercent > OTHER_CPU_WARN_PERCENT) {
           log(`  warning: processes outside the bench used ${row.otherCpuPercent}% CPU meanwhile; figures are skewed`);
         }
@@ -105,9 +110,12 @@ async function runOne(
   const sampler = new ProcessSampler(named, new Set([process.pid, ...children.pids()]));
   const run = scenario.stream ? runStreamLoad : runJsonLoad;
   const warmupSec = scenario.longStream ? 0 : Math.max(options.warmupSec, scenario.minWarmupSec ?? 0);
+  const flood =
+    target === 'gateway' && options.loginFlood > 0 ? startLoginFlood(endpoint.origin, options.loginFlood) : null;
   let usage: SampledUsage;
   let result: LoadResult;
   let memory: StreamMemory | null = null;
+  let loginFlood: LoginFloodResult | undefined;
   try {
     if (scenario.longStream) {
       ({ result, memory } = await runLongStream(load, endpoint.pid));
@@ -116,6 +124,7 @@ async function runOne(
     }
   } finally {
     usage = sampler.stop();
+    loginFlood = await flood?.stop();
   }
   children.assertAlive();
   return {
@@ -136,6 +145,7 @@ async function runOne(
     memory,
     // Read right after the run: what settlement still owes at that moment, then how long it takes to catch up.
     billing: target === 'gateway' && probe ? await probe.measure(DRAIN_LIMIT_MS) : null,
+    loginFlood,
     vsDirect: null,
     vsPassthrough: null,
   };

@@ -1,12 +1,12 @@
 import 'reflect-metadata';
-import { ConfigError, loadConfig } from 'src/config/app-config';
+import { ConfigError, loadDatabaseConfig } from 'src/config/app-config';
 import { dataSourceOptions } from 'src/database/data-source.options';
 import { findLedgerMismatches } from 'src/modules/ledger/ledger-verifier';
 import { DataSource } from 'typeorm';
 
 /** `npm run ledger:verify`: exits non-zero when any account's balance differs from the sum of its ledger. */
 async function main(): Promise<number> {
-  const dataSource = new DataSource(dataSourceOptions(loadConfig()));
+  const dataSource = new DataSource(dataSourceOptions(loadDatabaseConfig()));
   await dataSource.initialize();
   try {
     const mismatches = await findLedgerMismatches(dataSource);

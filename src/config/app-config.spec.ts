@@ -1,20 +1,98 @@
-import { ConfigError, HOLD_SWEEP_AGE_MS, loadConfig } from 'src/config/app-config';
-import { HOLD_TIMEOUT_MS } from 'src/modules/billing/hold-sweeper.service';
+import { randomBytes } from 'node:crypto';
+import { ConfigError, DEFAULT_HOLD_SWEEP_AGE_MS, loadConfig, loadDatabaseConfig } from 'src/config/app-config';
 
-describe(loadConfig.name, () => {
+const secrets = () => ({
+  JWT_SECRET: randomBytes(48).toString('base64'),
+  SECRETS_KEY: randomBytes(32).toString('base64'),
+});
+
+describe('loadConfig', () => {
+  it('should treat an unset NODE_ENV as production and refuse to start without the secrets', () => {
+    expect(() => loadConfig({})).toThrow(ConfigError);
+    expect(() => loadConfig({})).toThrow(/^Missing environment variable JWT_SECRET/);
+    expect(() => loadConfig({ JWT_SECRET: secrets().JWT_SECRET })).toThrow(/SECRETS_KEY/);
+    expect(() => loadConfig({ NODE_ENV: '' })).toThrow(/JWT_SECRET/);
+  });
+
+  it('should start in production mode when NODE_ENV is unset and the secrets are given', () => {
+    const env = secrets();
+    const config = loadConfig(env);
+    expect(config.nodeEnv).toBe('production');
+    expect(config.jwtSecret).toBe(env.JWT_SECRET);
+    expect(config.secretsKey.equals(Buffer.from(env.SECRETS_KEY, 'base64'))).toBe(true);
+    expect(config.adminToken).toBeNull();
+  });
+
+  it('should keep the development defaults only when development or test is asked for', () => {
+    for (const nodeEnv of ['development', 'test']) {
+      const config = loadConfig({ NODE_ENV: nodeEnv });
+      expect(config.nodeEnv).toBe(nodeEnv);
+      expect(config.jwtSecret.length).toBeGreaterThanOrEqual(32);
+      expect(config.secretsKey).toHaveLength(32);
+    }
+  });
+
+  it.each([
+    ['an all-zero SECRETS_KEY', { SECRETS_KEY: 'A'.repeat(43) + '=' }, 'SECRETS_KEY'],
+    ['the development SECRETS_KEY', { SECRETS_KEY: Buffer.alloc(32, 7).toString('base64') }, 'SECRETS_KEY'],
+    [
+      'the development JWT_SECRET',
+      { JWT_SECRET: 'development-only-jwt-secret-do-not-use-in-production' },
+      'JWT_SECRET',
+    ],
+    ['the JWT_SECRET compose used to ship', { JWT_SECRET: 'change-me-jwt-secret-0123456789abcdef0123' }, 'JWT_SECRET'],
+  ])('should refuse %s in production', (_case, override, variable) => {
+    expect(() => loadConfig({ ...secrets(), ...override })).toThrow(
+      new RegExp(`^Invalid environment variable ${variable}`),
+    );
+    expect(() => loadConfig({ ...secrets(), ...override, NODE_ENV: 'production' })).toThrow(ConfigError);
+  });
+
+  it('should trust no proxy unless TRUST_PROXY lists addresses or ranges', () => {
+    expect(loadConfig({ NODE_ENV: 'test' }).trustedProxies).toEqual([]);
+    expect(loadConfig({ NODE_ENV: 'test', TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,loopback,::1' }).trustedProxies).toEqual([
+      '10.0.0.0/8',
+      '127.0.0.1',
+      'loopback',
+      '::1',
+    ]);
+    for (const bad of ['true', '*', '0.0.0.0/0', '::/0', '10.0.0.0/33', 'proxy.internal', '2']) {
+      expect(() => loadConfig({ NODE_ENV: 'test', TRUST_PROXY: bad })).toThrow(
+        /^Invalid environment variable TRUST_PROXY/,
+      );
+    }
+  });
+});
+
+describe('loadDatabaseConfig', () => {
+  it('should let migrations run without the API secrets', () => {
+    expect(loadDatabaseConfig({ DATABASE_URL: 'postgres://db/gateway' })).toEqual({
+      databaseUrl: 'postgres://db/gateway',
+    });
+    expect(() => loadDatabaseConfig({ DATABASE_URL: 'mysql://db' })).toThrow(
+      /^Invalid environment variable DATABASE_URL/,
+    );
+  });
+});
+
+describe('loadConfig: MAX_REQUEST_MS', () => {
   it('should default MAX_REQUEST_MS to 10 minutes, below the hold sweeper age', () => {
     expect(loadConfig({ NODE_ENV: 'test' }).relay.maxRequestMs).toBe(600_000);
-    expect(HOLD_SWEEP_AGE_MS).toBe(HOLD_TIMEOUT_MS);
+    expect(DEFAULT_HOLD_SWEEP_AGE_MS).toBeGreaterThan(600_000);
   });
 
   it('should refuse a MAX_REQUEST_MS at or above the hold sweeper age', () => {
-    expect(() => loadConfig({ NODE_ENV: 'test', MAX_REQUEST_MS: String(HOLD_TIMEOUT_MS) })).toThrow(
-      new ConfigError(
-        `Invalid environment variable MAX_REQUEST_MS: must be below the hold sweeper's age (${HOLD_TIMEOUT_MS} ms)`,
-      ),
+    const age = DEFAULT_HOLD_SWEEP_AGE_MS;
+    expect(() => loadConfig({ NODE_ENV: 'test', MAX_REQUEST_MS: String(age) })).toThrow(
+      new ConfigError(`Invalid environment variable MAX_REQUEST_MS: must be below HOLD_SWEEP_AGE_MS (${age} ms)`),
     );
-    expect(loadConfig({ NODE_ENV: 'test', MAX_REQUEST_MS: String(HOLD_TIMEOUT_MS - 1) }).relay.maxRequestMs).toBe(
-      HOLD_TIMEOUT_MS - 1,
+    expect(() => loadConfig({ NODE_ENV: 'test', MAX_REQUEST_MS: '300000', HOLD_SWEEP_AGE_MS: '300000' })).toThrow(
+      /MAX_REQUEST_MS/,
     );
+    expect(loadConfig({ NODE_ENV: 'test', MAX_REQUEST_MS: String(age - 1) }).relay.maxRequestMs).toBe(age - 1);
+  });
+
+  it('should keep the default deadline below a shortened sweeper age', () => {
+    expect(loadConfig({ NODE_ENV: 'test', HOLD_SWEEP_AGE_MS: '240000' }).relay.maxRequestMs).toBe(120_000);
   });
 });

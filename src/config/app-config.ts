@@ -1,6 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { EnvDto } from 'src/config/env.dto';
+import { splitList } from 'src/config/trusted-proxies';
 
 export type NodeEnv = 'development' | 'test' | 'production';
 
@@ -14,6 +15,16 @@ export interface AppConfig {
   /** 32-byte AES-256-GCM key for upstream API keys at rest. */
   secretsKey: Buffer;
   referralSharePercent: number;
+  /** Proxies whose X-Forwarded-For is believed (Fastify's trustProxy); empty: the socket's address is the client. */
+  trustedProxies: string[];
+  /** Console sign-in throttles (fixed windows in Redis) and the per-process bound on password hashing. */
+  auth: {
+    attemptsPerIpPerMinute: number;
+    failuresPerIpPerHour: number;
+    failuresPerEmailPer15Min: number;
+    hashConcurrency: number;
+    hashQueue: number;
+  };
   logLevel: string;
   bodyLimitBytes: number;
   upstream: { connectTimeoutMs: number; headersTimeoutMs: number; bodyTimeoutMs: number };
@@ -30,16 +41,31 @@ export interface AppConfig {
   relay: { maxRequestMs: number; drainTimeoutMs: number };
   /** How long a worker owns the recorded usage it claimed; past that another worker settles it again (idempotently). */
   settlementLeaseMs: number;
+  /** Per API process: how many known API keys are kept in memory. */
+  apiKeyCacheSize: number;
+  /**
+   * A hold with no recorded usage this old belongs to a dead API process and is released unbilled:
+   * every request must end (or be recorded) well before it.
+   */
+  holdSweepAgeMs: number;
 }
 
 /** Thrown for bad configuration; the entrypoints print its message as the one line naming the variable. */
 export class ConfigError extends Error {}
 
+const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway';
 // Development and test get fixed, clearly non-secret defaults so a fresh checkout runs without setup.
 const DEV_JWT_SECRET = 'development-only-jwt-secret-do-not-use-in-production';
 const DEV_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
+/** Values that were published (in this repository's history) and so protect nothing. */
+const PUBLIC_JWT_SECRETS = new Set([DEV_JWT_SECRET, 'change-me-jwt-secret-0123456789abcdef0123']);
+/** 32 random bytes have ~30 distinct values; so few means a placeholder such as all zeros. */
+const MIN_DISTINCT_KEY_BYTES = 16;
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+/** Default age past which the hold sweeper releases a hold with no recorded usage (30 minutes). */
+export const DEFAULT_HOLD_SWEEP_AGE_MS = 30 * 60_000;
+
+function validateEnv(env: NodeJS.ProcessEnv): EnvDto {
   const raw = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
   const dto = plainToInstance(EnvDto, raw, { enableImplicitConversion: false });
   const errors = validateSync(dto, { forbidUnknownValues: false });
@@ -48,28 +74,62 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const reason = Object.values(first.constraints ?? {})[0] ?? 'is invalid';
     throw new ConfigError(`Invalid environment variable ${first.property}: ${reason}`);
   }
-  const nodeEnv = dto.NODE_ENV ?? 'development';
-  const relaxed = nodeEnv !== 'production';
+  return dto;
+}
+
+/** Secrets in production must be set and must not be a published or placeholder value. */
+function checkProductionSecret(name: 'JWT_SECRET' | 'SECRETS_KEY', value: string): void {
+  const placeholder =
+    name === 'JWT_SECRET'
+      ? PUBLIC_JWT_SECRETS.has(value)
+      : new Set(Buffer.from(value, 'base64')).size < MIN_DISTINCT_KEY_BYTES;
+  if (placeholder) {
+    throw new ConfigError(`Invalid environment variable ${name}: a published or placeholder value; generate one`);
+  }
+}
+
+/**
+ * For tools that only touch Postgres (migrations, ledger:verify): the same validation, without
+ * requiring the secrets the API and worker need.
+ */
+export function loadDatabaseConfig(env: NodeJS.ProcessEnv = process.env): Pick<AppConfig, 'databaseUrl'> {
+  return { databaseUrl: validateEnv(env).DATABASE_URL ?? DEFAULT_DATABASE_URL };
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const dto = validateEnv(env);
+  // Unset means production: a deployment that forgets NODE_ENV must not run on the public development secrets.
+  const nodeEnv = dto.NODE_ENV ?? 'production';
   const requireInProduction = (name: 'JWT_SECRET' | 'SECRETS_KEY', devValue: string): string => {
     const value = dto[name];
-    if (value) {
-      return value;
+    if (nodeEnv !== 'production') {
+      return value ?? devValue;
     }
-    if (!relaxed) {
-      throw new ConfigError(`Missing environment variable ${name}: required when NODE_ENV=${nodeEnv}`);
+    if (!value) {
+      throw new ConfigError(`Missing environment variable ${name}: required unless NODE_ENV is development or test`);
     }
-    return devValue;
+    checkProductionSecret(name, value);
+    return value;
   };
+  const holdSweepAgeMs = dto.HOLD_SWEEP_AGE_MS ?? DEFAULT_HOLD_SWEEP_AGE_MS;
 
   return {
     nodeEnv,
     port: dto.PORT ?? 3000,
-    databaseUrl: dto.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/gateway',
+    databaseUrl: dto.DATABASE_URL ?? DEFAULT_DATABASE_URL,
     redisUrl: dto.REDIS_URL ?? 'redis://127.0.0.1:6379/0',
     adminToken: dto.ADMIN_TOKEN ?? null,
     jwtSecret: requireInProduction('JWT_SECRET', DEV_JWT_SECRET),
     secretsKey: Buffer.from(requireInProduction('SECRETS_KEY', DEV_SECRETS_KEY), 'base64'),
     referralSharePercent: dto.REFERRAL_SHARE_PERCENT ?? 10,
+    trustedProxies: splitList(dto.TRUST_PROXY ?? ''),
+    auth: {
+      attemptsPerIpPerMinute: dto.AUTH_ATTEMPTS_PER_IP ?? 20,
+      failuresPerIpPerHour: dto.AUTH_FAILURES_PER_IP ?? 50,
+      failuresPerEmailPer15Min: dto.AUTH_FAILURES_PER_EMAIL ?? 10,
+      hashConcurrency: dto.PASSWORD_HASH_CONCURRENCY ?? 1,
+      hashQueue: dto.PASSWORD_HASH_QUEUE ?? 16,
+    },
     logLevel: dto.LOG_LEVEL ?? (nodeEnv === 'test' ? 'silent' : 'info'),
     bodyLimitBytes: dto.BODY_LIMIT_BYTES ?? 20 * 1024 * 1024,
     upstream: {
@@ -85,20 +145,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       queueWaitMs: dto.QUEUE_WAIT_MS ?? 5_000,
       maxPerAccount: dto.MAX_CONCURRENT_PER_ACCOUNT ?? 1_024,
     },
-    relay: { maxRequestMs: maxRequestMs(dto), drainTimeoutMs: dto.CLIENT_DRAIN_TIMEOUT_MS ?? 30_000 },
+    relay: { maxRequestMs: maxRequestMs(dto, holdSweepAgeMs), drainTimeoutMs: dto.CLIENT_DRAIN_TIMEOUT_MS ?? 30_000 },
     settlementLeaseMs: dto.SETTLEMENT_LEASE_MS ?? 60_000,
+    apiKeyCacheSize: dto.API_KEY_CACHE_SIZE ?? 50_000,
+    holdSweepAgeMs,
   };
 }
 
-/** The hold sweeper's age (HOLD_TIMEOUT_MS in hold-sweeper.service.ts; a spec checks they agree). */
-export const HOLD_SWEEP_AGE_MS = 30 * 60_000;
+const DEFAULT_MAX_REQUEST_MS = 10 * 60_000;
 
-function maxRequestMs(dto: EnvDto): number {
-  const value = dto.MAX_REQUEST_MS ?? 10 * 60_000;
-  if (value >= HOLD_SWEEP_AGE_MS) {
-    // A request outliving its hold would let the swept money be reserved twice.
+/** Below the hold sweeper's age, or the sweeper could release a live request's hold and the money be reserved twice. */
+function maxRequestMs(dto: EnvDto, holdSweepAgeMs: number): number {
+  const value = dto.MAX_REQUEST_MS ?? Math.min(DEFAULT_MAX_REQUEST_MS, Math.floor(holdSweepAgeMs / 2));
+  if (value >= holdSweepAgeMs) {
     throw new ConfigError(
-      `Invalid environment variable MAX_REQUEST_MS: must be below the hold sweeper's age (${HOLD_SWEEP_AGE_MS} ms)`,
+      `Invalid environment variable MAX_REQUEST_MS: must be below HOLD_SWEEP_AGE_MS (${holdSweepAgeMs} ms)`,
     );
   }
   return value;

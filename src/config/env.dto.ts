@@ -1,5 +1,6 @@
 import { Transform } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, ValidateBy } from 'class-validator';
+import { isTrustedProxyList } from 'src/config/trusted-proxies';
 
 const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && value !== '' ? Number(value) : value);
 
@@ -44,6 +45,46 @@ export class EnvDto {
   @Min(0)
   @Max(100)
   REFERRAL_SHARE_PERCENT?: number;
+
+  @IsOptional()
+  @ValidateBy(
+    {
+      name: 'isTrustedProxyList',
+      validator: { validate: (value) => typeof value === 'string' && isTrustedProxyList(value) },
+    },
+    { message: 'must be comma-separated addresses or CIDR ranges of your proxies (e.g. 10.0.0.0/8)' },
+  )
+  TRUST_PROXY?: string;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  AUTH_ATTEMPTS_PER_IP?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  AUTH_FAILURES_PER_IP?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  AUTH_FAILURES_PER_EMAIL?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  PASSWORD_HASH_CONCURRENCY?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  PASSWORD_HASH_QUEUE?: number;
 
   @IsOptional()
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
@@ -130,4 +171,16 @@ export class EnvDto {
   @IsInt()
   @Min(1000)
   SETTLEMENT_LEASE_MS?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  API_KEY_CACHE_SIZE?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(60_000)
+  HOLD_SWEEP_AGE_MS?: number;
 }

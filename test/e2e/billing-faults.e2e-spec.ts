@@ -570,6 +570,34 @@ describe('billing: failures, admission and settlement faults', () => {
       expect(await books.bills(customer)).toHaveLength(1);
     });
 
+    it("should not sweep a live request's hold when the API's clock runs behind the worker's", async () => {
+      const customer = await gateway.newCustomer({ balance: '10' });
+      const messages = userMessages('Slow, on a process whose clock is late');
+      // The API process's clock is 40 minutes behind while it admits the request (past the sweeper's 30).
+      const realNow = Date.now.bind(Date);
+      const lateClock = jest.spyOn(Date, 'now').mockImplementation(() => realNow() - 40 * 60_000);
+      const pending = gateway.chat(customer.key, { model, messages, mock: { latency_ms: 1_500 } });
+      try {
+        await eventually(
+          () => books.reserved(customer.accountId),
+          (reserved) => reserved > 0n,
+        );
+      } finally {
+        lateClock.mockRestore();
+      }
+
+      // The worker's sweep, with its own (right) clock and the default age, while the request runs.
+      await worker.app.get(HoldSweeper).sweep();
+
+      expect(await books.reserved(customer.accountId)).toBe(holdOf(messages));
+      const response = await pending;
+      expect(response.status).toBe(200);
+      const before = usd('10');
+      const cost = costOf(prices, wireUsageOf(response.body.usage));
+      expect(formatUsd(await books.waitForBalance(customer, before - cost))).toBe(formatUsd(before - cost));
+      expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
+    });
+
     it('should still find an orphaned hold behind a thousand holds whose usage waits for settlement', async () => {
       const customer = await gateway.newCustomer({ balance: '10' });
       const gate = gateway.app.get(BalanceGate);

@@ -144,4 +144,43 @@ describe('billing: a worker killed in the middle of a settlement', () => {
     );
     expect(await books.usageRecordsOf(customer.accountId)).toHaveLength(3);
   }, 60_000);
+
+  it('should bill every answered request exactly once when the worker is SIGKILLed under load', async () => {
+    const customer = await gateway.newCustomer({ balance: '100' });
+    const before = await books.balance(customer);
+    // The child is the only worker until it dies.
+    await worker?.close();
+    worker = null;
+    child = await spawnWorker();
+    const answers: { requestId: string; cost: bigint }[] = [];
+    let running = true;
+    const clients = Array.from({ length: 6 }, async (_, client) => {
+      for (let i = 0; running; i++) {
+        const response = await gateway.chat(customer.key, { model, messages: userMessages(`client ${client} #${i}`) });
+        expect(response.status).toBe(200);
+        answers.push({ requestId: requestIdOf(response), cost: costOf(prices, wireUsageOf(response.body.usage)) });
+      }
+    });
+    try {
+      // Killed while it settles a steady stream of small batches.
+      await eventually(
+        () => books.usageRecordsOf(customer.accountId),
+        (records) => records.length >= 20,
+      );
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+      await sleep(1_000);
+    } finally {
+      running = false;
+      await Promise.all(clients);
+    }
+    worker = await TestWorker.start();
+
+    const expected = answers.reduce((balance, answer) => balance - answer.cost, before);
+    expect(formatUsd(await books.waitForBalance(customer, expected, RECOVERY_TIMEOUT_MS))).toBe(formatUsd(expected));
+    const records = await books.usageRecordsOf(customer.accountId);
+    expect(records.map((record) => record.request_id).sort()).toEqual(answers.map((answer) => answer.requestId).sort());
+    expect((await books.ledgerByReference(answers.map((answer) => answer.requestId))).length).toBe(answers.length);
+    expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
+  }, 60_000);
 });

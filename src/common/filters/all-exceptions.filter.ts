@@ -3,6 +3,7 @@ import { FastifyReply } from 'fastify';
 import { Logger } from 'pino';
 import { AuthenticatedRequest } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
+import { errorLogFields } from 'src/common/filters/error-log-fields';
 import { LOGGER } from 'src/common/logging/logger';
 import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
 
@@ -20,7 +21,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const request = http.getRequest<AuthenticatedRequest>();
     let error = toApiError(exception);
     if (error.kind === ErrorKind.Internal) {
-      this.logger.error({ reqId: request.id, err: exception }, 'unhandled error');
+      const path = request.url.split('?')[0];
+      this.logger.error(
+        { reqId: request.id, method: request.method, path, error: errorLogFields(exception) },
+        'unhandled error',
+      );
     }
     // A stream that already started cannot change its status; relayStream ends it with an error event.
     if (reply.sent || reply.raw.headersSent) {

@@ -34,7 +34,10 @@ export class AuthGuard implements CanActivate {
       case AuthKind.Public:
         return true;
       case AuthKind.ApiKey:
-        request.principal = await this.apiKeys.authenticate(authorization);
+        // /v1 keys are checked before the body is read (registerEdgeHooks); only another path looks it up here.
+        if (request.principal?.kind !== AuthKind.ApiKey) {
+          request.principal = await this.apiKeys.authenticate(authorization);
+        }
         return true;
       case AuthKind.Console:
         request.principal = { kind: AuthKind.Console, accountId: await this.consoleAccount(authorization) };

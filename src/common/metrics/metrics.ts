@@ -41,6 +41,11 @@ export const metrics = {
     help: 'Completions refused with 503 because this process was at its concurrency and queue caps',
     registers: [metricsRegistry],
   }),
+  catalogUnreadableChannels: new Gauge({
+    name: 'gateway_catalog_unreadable_channels',
+    help: 'Enabled channels left out of the catalog because their upstream key cannot be decrypted',
+    registers: [metricsRegistry],
+  }),
   activeCompletions: new Gauge({
     name: 'gateway_active_completions',
     help: 'Completions being relayed by this process',

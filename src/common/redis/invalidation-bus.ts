@@ -3,6 +3,7 @@ import Redis from 'ioredis';
 import { Logger } from 'pino';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { LOGGER } from 'src/common/logging/logger';
+import { logRedisErrors } from 'src/common/redis/redis-error-log';
 import { REDIS } from 'src/common/redis/redis.tokens';
 
 export enum InvalidationTopic {
@@ -59,7 +60,7 @@ export class InvalidationBus implements OnModuleDestroy {
       }
       connectedBefore = true;
     });
-    subscriber.on('error', (error: Error) => this.logger.error({ err: error.message }, 'invalidation subscriber'));
+    logRedisErrors(subscriber, this.logger, 'invalidation subscriber');
     subscriber.on('message', (channel: string, id: string) => {
       const topic = channel.slice(this.prefix.length) as InvalidationTopic;
       this.listeners.get(topic)?.forEach((listener) => listener(id));

@@ -1,5 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { Logger } from 'pino';
+import { LOGGER } from 'src/common/logging/logger';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { formatUsd, parseUsd } from 'src/common/money/money';
 import { AccountEntity } from 'src/modules/accounts/account.entity';
@@ -7,10 +9,14 @@ import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
 import { AccountResponseDto, AdjustmentResponseDto } from 'src/modules/accounts/dto/account.dto';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
 import { LedgerEntryEntity } from 'src/modules/ledger/ledger-entry.entity';
-import { BalanceGate } from 'src/modules/ledger/balance-gate';
+import { BalanceGate, BalanceSnapshot } from 'src/modules/ledger/balance-gate';
 import { LedgerRepository } from 'src/modules/ledger/ledger.repository';
 
 const SEARCH_LIMIT = 50;
+/** Pushing an adjusted balance to Redis is tried again after this, doubling up to RESYNC_MAX_MS, for about 5 minutes. */
+const RESYNC_FIRST_MS = 500;
+const RESYNC_MAX_MS = 30_000;
+const RESYNC_ATTEMPTS = 15;
 
 @Injectable()
 export class AccountsService {
@@ -18,6 +24,7 @@ export class AccountsService {
     private readonly accounts: AccountsRepository,
     private readonly ledger: LedgerRepository,
     private readonly gate: BalanceGate,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   async get(accountId: string): Promise<AccountResponseDto> {
@@ -61,7 +68,7 @@ export class AccountsService {
         );
       case 'applied':
         // Admission reads balances from Redis: a credit is spendable at once, a debit limits at once.
-        await this.gate.sync(accountId, { balance: result.entry.balanceAfter, version: result.version });
+        await this.pushBalance(accountId, { balance: result.entry.balanceAfter, version: result.version });
         return this.adjusted(accountId, result.entry);
       case 'out_of_range':
         throw ApiError.invalid('The balance would exceed the largest amount an account can hold.', 'amount');
@@ -75,6 +82,32 @@ export class AccountsService {
           );
         }
         return this.adjusted(accountId, result.entry);
+    }
+  }
+
+  /**
+   * The adjustment is committed whatever Redis does: its answer must say so. If Redis cannot take
+   * the new balance now, its snapshot is stale (a debit not yet limiting admissions): the push is
+   * retried in the background until Redis answers. It carries its version, so a late push never
+   * overwrites a newer balance; a settlement of the account pushes a newer one meanwhile anyway.
+   */
+  private async pushBalance(accountId: string, snapshot: BalanceSnapshot, attempt = 0): Promise<void> {
+    try {
+      await this.gate.sync(accountId, snapshot);
+      if (attempt > 0) {
+        this.logger.info({ accountId, attempt }, 'adjusted balance pushed to Redis after a retry');
+      }
+    } catch (error) {
+      if (attempt + 1 >= RESYNC_ATTEMPTS) {
+        this.logger.error(
+          { accountId, err: (error as Error).message },
+          'could not push an adjusted balance to Redis; admissions use the older one until its next settlement',
+        );
+        return;
+      }
+      this.logger.warn({ accountId, err: (error as Error).message }, 'could not push an adjusted balance to Redis');
+      const delay = Math.min(RESYNC_MAX_MS, RESYNC_FIRST_MS * 2 ** attempt);
+      setTimeout(() => void this.pushBalance(accountId, snapshot, attempt + 1), delay).unref();
     }
   }
 

@@ -4,40 +4,58 @@ import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { ApiKeyPrincipal, AuthKind } from 'src/common/decorators/auth.decorators';
 import { LOGGER } from 'src/common/logging/logger';
 import { InvalidationBus, InvalidationTopic } from 'src/common/redis/invalidation-bus';
+import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { ApiKeyStatus } from 'src/modules/api-keys/api-key.entity';
-import { hashApiKey, parseBearerKey } from 'src/modules/api-keys/api-key.secret';
+import { hashApiKey, isIssuableApiKey, parseBearerKey } from 'src/modules/api-keys/api-key.secret';
 import { ApiKeysRepository } from 'src/modules/api-keys/api-keys.repository';
 
+interface KnownKey {
+  id: string;
+  accountId: string;
+  status: ApiKeyStatus;
+}
+
 interface CachedKey {
-  found: { id: string; accountId: string; status: ApiKeyStatus } | null;
+  key: KnownKey;
   expiresAt: number;
 }
 
 // Status changes are pushed over the invalidation bus; the TTL only bounds staleness if a message is lost.
 const CACHE_TTL_MS = 60_000;
-const CACHE_MAX_ENTRIES = 50_000;
+// Keys that are not in the database; a key is never issued after its hash was looked up, so this can be as long.
+const UNKNOWN_TTL_MS = 60_000;
+const UNKNOWN_MAX_ENTRIES = 10_000;
 const TOUCH_INTERVAL_MS = 60_000;
 
 /**
  * Turns an Authorization header into the key's principal. Known keys are answered from memory,
  * so the hot path makes no database round trip; disable/delete reach every process through Redis.
+ * Unknown keys live in a cache of their own, so a flood of made-up keys can never push a real one out.
  */
 @Injectable()
 export class ApiKeyAuthenticator {
-  private readonly cache = new Map<string, CachedKey>();
+  private readonly known = new Map<string, CachedKey>();
+  private readonly unknown = new Map<string, number>();
+  /** One query per key hash at a time, however many requests carry it. */
+  private readonly inFlight = new Map<string, Promise<KnownKey | null>>();
   private readonly lastTouched = new Map<string, number>();
+  /** Bumped by every invalidation: a read that started before one may have seen the old status. */
+  private generation = 0;
+  private readonly maxKnownEntries: number;
 
   constructor(
     private readonly repository: ApiKeysRepository,
     bus: InvalidationBus,
+    @Inject(APP_CONFIG) config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    bus.on(InvalidationTopic.ApiKey, (keyHash) => (keyHash ? this.cache.delete(keyHash) : this.cache.clear()));
+    this.maxKnownEntries = config.apiKeyCacheSize;
+    bus.on(InvalidationTopic.ApiKey, (keyHash) => this.invalidate(keyHash));
   }
 
   /** Drops a key from this process's cache at once (other processes hear it over the bus). */
   forget(keyHash: string): void {
-    this.cache.delete(keyHash);
+    this.invalidate(keyHash);
   }
 
   async authenticate(authorization: string | undefined): Promise<ApiKeyPrincipal> {
@@ -48,7 +66,9 @@ export class ApiKeyAuthenticator {
         'Missing or malformed Authorization header. Send "Authorization: Bearer sk-...".',
       );
     }
-    const key = await this.lookup(hashApiKey(secret));
+    const keyHash = hashApiKey(secret);
+    const cached = this.known.get(keyHash);
+    const key = cached && cached.expiresAt > Date.now() ? cached.key : await this.lookup(secret, keyHash);
     if (!key || key.status === 'deleted') {
       throw new ApiError(ErrorKind.InvalidApiKey, 'Incorrect API key provided.');
     }
@@ -59,18 +79,58 @@ export class ApiKeyAuthenticator {
     return { kind: AuthKind.ApiKey, accountId: key.accountId, keyId: key.id };
   }
 
-  private async lookup(keyHash: string): Promise<CachedKey['found']> {
-    const now = Date.now();
-    const cached = this.cache.get(keyHash);
-    if (cached && cached.expiresAt > now) {
-      return cached.found;
+  private lookup(secret: string, keyHash: string): Promise<KnownKey | null> | null {
+    // A key of a shape we never issue cannot be in the database: no query for it.
+    if (!isIssuableApiKey(secret) || (this.unknown.get(keyHash) ?? 0) > Date.now()) {
+      return null;
     }
+    let pending = this.inFlight.get(keyHash);
+    if (!pending) {
+      pending = this.load(keyHash).finally(() => {
+        if (this.inFlight.get(keyHash) === pending) {
+          this.inFlight.delete(keyHash);
+        }
+      });
+      this.inFlight.set(keyHash, pending);
+    }
+    return pending;
+  }
+
+  private async load(keyHash: string): Promise<KnownKey | null> {
+    const generation = this.generation;
     const found = await this.repository.findByHash(keyHash);
-    if (this.cache.size >= CACHE_MAX_ENTRIES) {
-      this.cache.delete(this.cache.keys().next().value as string);
+    // Answers this request either way, but is kept only if no status change was announced meanwhile.
+    if (generation === this.generation) {
+      this.remember(keyHash, found);
     }
-    this.cache.set(keyHash, { found, expiresAt: now + CACHE_TTL_MS });
     return found;
+  }
+
+  private remember(keyHash: string, found: KnownKey | null): void {
+    const now = Date.now();
+    if (found) {
+      this.known.delete(keyHash);
+      evictOldestPast(this.known, this.maxKnownEntries);
+      this.known.set(keyHash, { key: found, expiresAt: now + CACHE_TTL_MS });
+    } else {
+      this.unknown.delete(keyHash);
+      evictOldestPast(this.unknown, UNKNOWN_MAX_ENTRIES);
+      this.unknown.set(keyHash, now + UNKNOWN_TTL_MS);
+    }
+  }
+
+  private invalidate(keyHash: string | null): void {
+    this.generation++;
+    if (keyHash === null) {
+      this.known.clear();
+      this.unknown.clear();
+      this.inFlight.clear();
+      return;
+    }
+    this.known.delete(keyHash);
+    this.unknown.delete(keyHash);
+    // Later requests start a fresh read instead of joining one that may have seen the old status.
+    this.inFlight.delete(keyHash);
   }
 
   /** lastUsedAt is informational: written at most once a minute per key and process, off the request path. */
@@ -83,5 +143,12 @@ export class ApiKeyAuthenticator {
     this.repository
       .touch(keyId, new Date(now))
       .catch((error: Error) => this.logger.warn({ err: error.message, keyId }, 'could not record key use'));
+  }
+}
+
+/** Maps iterate in insertion order, so the first key is the oldest entry. */
+function evictOldestPast<V>(map: Map<string, V>, maxEntries: number): void {
+  while (map.size >= maxEntries && map.size > 0) {
+    map.delete(map.keys().next().value as string);
   }
 }

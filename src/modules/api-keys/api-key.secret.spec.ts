@@ -1,4 +1,9 @@
-import { generateApiKeySecret, hashApiKey, parseBearerKey } from 'src/modules/api-keys/api-key.secret';
+import {
+  generateApiKeySecret,
+  hashApiKey,
+  isIssuableApiKey,
+  parseBearerKey,
+} from 'src/modules/api-keys/api-key.secret';
 
 describe('api key secrets', () => {
   it('should generate sk- keys with at least 40 base62 characters, never twice the same', () => {
@@ -31,5 +36,21 @@ describe('api key secrets', () => {
     ['Bearer\tsk-abc123'],
   ])('should reject the malformed header %p', (header) => {
     expect(parseBearerKey(header)).toBeNull();
+  });
+
+  it('should recognise every generated key as issuable', () => {
+    for (let i = 0; i < 100; i++) {
+      expect(isIssuableApiKey(generateApiKeySecret())).toBe(true);
+    }
+  });
+
+  it.each([
+    ['sk-abc123'],
+    [`sk-${'a'.repeat(47)}`],
+    [`sk-${'a'.repeat(49)}`],
+    [`sk-${'a'.repeat(47)}_`],
+    [`pk-${'a'.repeat(48)}`],
+  ])('should never look up %p, a shape that is never issued', (secret) => {
+    expect(isIssuableApiKey(secret)).toBe(false);
   });
 });

@@ -13,6 +13,13 @@ export function generateApiKeySecret(): string {
   return `sk-${body}`;
 }
 
+const ISSUED_KEY = new RegExp(`^sk-[${BASE62}]{${SECRET_LENGTH}}$`);
+
+/** Whether `secret` has the shape of the keys we issue; any other key cannot be in the database. */
+export function isIssuableApiKey(secret: string): boolean {
+  return ISSUED_KEY.test(secret);
+}
+
 export function hashApiKey(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }

@@ -40,17 +40,14 @@ export class ApiKeysService {
   }
 
   private async changeStatus(accountId: string, id: string, status: ApiKeyStatus): Promise<ApiKeyEntity> {
-    const key = await this.repository.findLive(accountId, id);
+    const key = await this.repository.setLiveStatus(accountId, id, status);
     if (!key) {
       throw new ApiError(ErrorKind.NotFound, `No API key with id '${id}'.`, 'keyId');
     }
-    if (key.status !== status) {
-      await this.repository.setStatus(key.id, status);
-      // Every API process drops its cached copy, so the change takes effect at once everywhere.
-      this.authenticator.forget(key.keyHash);
-      await this.bus.publish(InvalidationTopic.ApiKey, key.keyHash);
-    }
-    return { ...key, status };
+    // Every API process drops its cached copy, so the change takes effect at once everywhere.
+    this.authenticator.forget(key.keyHash);
+    await this.bus.publish(InvalidationTopic.ApiKey, key.keyHash);
+    return key;
   }
 
   private map(key: ApiKeyEntity): ApiKeyResponseDto {

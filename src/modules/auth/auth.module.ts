@@ -4,17 +4,21 @@ import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { AccountsModule } from 'src/modules/accounts/accounts.module';
 import { AuthController } from 'src/modules/auth/auth.controller';
 import { AuthService } from 'src/modules/auth/auth.service';
+import { AuthThrottle } from 'src/modules/auth/auth-throttle';
+import { PasswordHasherService } from 'src/modules/auth/password-hasher.service';
+import { RateLimitStoreModule } from 'src/modules/rate-limits/rate-limits.module';
 
 @Module({
   imports: [
     AccountsModule,
+    RateLimitStoreModule,
     JwtModule.registerAsync({
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => ({ secret: config.jwtSecret, signOptions: { expiresIn: '12h' } }),
     }),
   ],
   controllers: [AuthController],
-  providers: [AuthService],
+  providers: [AuthService, AuthThrottle, PasswordHasherService],
   exports: [AuthService],
 })
 export class AuthModule {}

@@ -5,7 +5,8 @@ import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { AccountEntity } from 'src/modules/accounts/account.entity';
 import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
 import { AccountResponseDto, SessionResponseDto } from 'src/modules/accounts/dto/account.dto';
-import { hashPassword, verifyPassword } from 'src/modules/auth/password-hasher';
+import { AuthAction, AuthThrottle } from 'src/modules/auth/auth-throttle';
+import { PasswordHasherService } from 'src/modules/auth/password-hasher.service';
 
 // Unambiguous characters only (no 0/O, 1/I/L), since people type referral codes by hand.
 const REFERRAL_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
@@ -22,14 +23,40 @@ export class AuthService {
   constructor(
     private readonly accounts: AccountsRepository,
     private readonly jwt: JwtService,
+    private readonly passwords: PasswordHasherService,
+    private readonly throttle: AuthThrottle,
   ) {}
 
-  async register(email: string, password: string, referralCode?: string): Promise<SessionResponseDto> {
+  /** `ip` is the client's address as the HTTP server resolved it (behind TRUST_PROXY's proxies only). */
+  register(email: string, password: string, ip: string, referralCode?: string): Promise<SessionResponseDto> {
+    return this.throttled('register', email, ip, () => this.createAccount(email, password, referralCode));
+  }
+
+  login(email: string, password: string, ip: string): Promise<SessionResponseDto> {
+    return this.throttled('login', email, ip, () => this.checkPassword(email, password));
+  }
+
+  private async throttled<T>(action: AuthAction, email: string, ip: string, run: () => Promise<T>): Promise<T> {
+    const attempt = await this.throttle.admit(action, email, ip);
+    try {
+      const result = await run();
+      await attempt.refund();
+      return result;
+    } catch (error) {
+      // Refused for load before the password was tried: nothing was guessed or probed.
+      if (error instanceof ApiError && error.kind === ErrorKind.Overloaded) {
+        await attempt.refund();
+      }
+      throw error;
+    }
+  }
+
+  private async createAccount(email: string, password: string, referralCode?: string): Promise<SessionResponseDto> {
     const referrer = referralCode ? await this.accounts.findByReferralCode(referralCode.trim().toUpperCase()) : null;
     if (referralCode && !referrer) {
       throw ApiError.invalid(`Unknown referral code '${referralCode}'.`, 'referralCode');
     }
-    const passwordHash = await hashPassword(password);
+    const passwordHash = await this.passwords.hash(password);
     for (let attempt = 0; attempt < 5; attempt++) {
       const created = await this.accounts.create({
         email: email.trim().toLowerCase(),
@@ -47,9 +74,9 @@ export class AuthService {
     throw new Error('Could not allocate a unique referral code');
   }
 
-  async login(email: string, password: string): Promise<SessionResponseDto> {
+  private async checkPassword(email: string, password: string): Promise<SessionResponseDto> {
     const account = await this.accounts.findByEmail(email.trim().toLowerCase());
-    const valid = await verifyPassword(password, account?.passwordHash ?? DUMMY_HASH);
+    const valid = await this.passwords.verify(password, account?.passwordHash ?? DUMMY_HASH);
     if (!account || !valid) {
       throw new ApiError(ErrorKind.InvalidCredentials, 'Incorrect e-mail or password.');
     }

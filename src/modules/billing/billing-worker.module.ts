@@ -1,5 +1,5 @@
-import { BullModule } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
+import { registerQueue } from 'src/common/queue/bull-queues';
 import { QueueName } from 'src/common/queue/queue.constants';
 import { BillingProcessor } from 'src/modules/billing/billing.processor';
 import { HoldSweeper } from 'src/modules/billing/hold-sweeper.service';
@@ -9,7 +9,7 @@ import { LedgerModule } from 'src/modules/ledger/ledger.module';
 
 /** Billing as the worker runs it: settlement and the hold sweeper. */
 @Module({
-  imports: [BullModule.registerQueue({ name: QueueName.Billing }), LedgerModule],
+  imports: [registerQueue(QueueName.Billing), LedgerModule],
   providers: [BillingProcessor, SettlementService, SettlementRepository, HoldSweeper],
   exports: [SettlementService, HoldSweeper],
 })

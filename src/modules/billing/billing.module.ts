@@ -1,5 +1,5 @@
-import { BullModule } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
+import { registerQueue } from 'src/common/queue/bull-queues';
 import { QueueName } from 'src/common/queue/queue.constants';
 import { AccountsModule } from 'src/modules/accounts/accounts.module';
 import { BillingQueue } from 'src/modules/billing/billing.queue';
@@ -8,7 +8,7 @@ import { LedgerModule } from 'src/modules/ledger/ledger.module';
 
 /** Billing as the API process needs it: holds and the settlement producer. The consumer is in the worker. */
 @Module({
-  imports: [BullModule.registerQueue({ name: QueueName.Billing }), AccountsModule, LedgerModule],
+  imports: [registerQueue(QueueName.Billing), AccountsModule, LedgerModule],
   providers: [MeteringService, BillingQueue],
   exports: [MeteringService, BillingQueue],
 })

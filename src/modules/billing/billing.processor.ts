@@ -36,11 +36,24 @@ export class BillingProcessor extends WorkerHost implements OnApplicationBootstr
     );
   }
 
+  /** A pass; when some of it failed, another pass as soon as the first of it may be claimed again. */
+  private async settleRecorded(): Promise<number> {
+    const { settled, retryInMs } = await this.settlement.settleRecorded();
+    if (retryInMs !== null) {
+      await this.queue.add(
+        BillingJob.SettleRecorded,
+        {},
+        { delay: retryInMs, removeOnComplete: true, removeOnFail: 1_000 },
+      );
+    }
+    return settled;
+  }
+
   async process(job: Job<BillingJobPayloads[BillingJob], unknown, string>): Promise<unknown> {
     const name = job.name as BillingJob;
     switch (name) {
       case BillingJob.SettleRecorded:
-        return this.settlement.settleRecorded();
+        return this.settleRecorded();
       case BillingJob.SweepHolds:
         return this.sweeper.sweep();
       default:

@@ -1,25 +1,27 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Logger } from 'pino';
+import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { LOGGER } from 'src/common/logging/logger';
 import { BalanceGate } from 'src/modules/ledger/balance-gate';
 
-/** Longer than any request may run (upstream timeouts included), so a live request is never swept. */
-export const HOLD_TIMEOUT_MS = 30 * 60_000;
 const SWEEP_PAGE = 1_000;
 
 /**
  * Closes the holds a dead API process left open. A hold with recorded usage is settlement's to
- * close; one with no recorded usage after 30 minutes belongs to an answer that never completed: it
+ * close; one with no recorded usage after HOLD_SWEEP_AGE_MS (30 minutes; longer than any request may
+ * run, so a live request is never swept) belongs to an answer that never completed: it
  * is released unbilled (the client did not get a whole answer; holding its money forever would be worse).
  */
 @Injectable()
 export class HoldSweeper {
   constructor(
     private readonly gate: BalanceGate,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  async sweep(olderThanMs = HOLD_TIMEOUT_MS): Promise<number> {
+  /** Ages are Redis's clock, the one that stamped the holds: process clocks never matter. */
+  async sweep(olderThanMs = this.config.holdSweepAgeMs): Promise<number> {
     let released = 0;
     // Holds that stay (their usage is recorded: settlement's) keep their place in the index, so the
     // next page starts after them; without that, a backlog of them would hide every orphan behind it.

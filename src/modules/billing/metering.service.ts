@@ -12,7 +12,7 @@ import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
 import { BalanceGate, HoldResult } from 'src/modules/ledger/balance-gate';
 import { BillingQueue } from 'src/modules/billing/billing.queue';
 import { usageCost } from 'src/modules/billing/pricing';
-import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
+import { ChatRequest, outputTokenCap } from 'src/modules/chat-completions/chat-request.validator';
 import { CompletionMeter, MeteredResult } from 'src/modules/chat-completions/completion-meter';
 import { TokenUsage } from 'src/modules/chat-completions/upstream/provider-adapter';
 
@@ -47,8 +47,7 @@ export class MeteringService {
     /** Told the usage being recorded (in the same Redis write), e.g. to correct the tokens-per-minute count. */
     onRecorded: (usage: TokenUsage) => void,
   ): Promise<CompletionMeter> {
-    const maxOutput = (chat.maxTokens ?? chat.model.maxOutputTokens) * chat.n;
-    const hold = usageCost(chat.model, promptEstimate, maxOutput);
+    const hold = usageCost(chat.model, promptEstimate, outputTokenCap(chat));
     const result = await this.hold(principal.accountId, requestId, hold).catch((error: Error) => {
       // Without a hold nothing can be billed safely, so nothing is relayed.
       this.logger.error({ err: error.message, reqId: requestId }, 'balance hold failed');
@@ -85,7 +84,12 @@ export class MeteringService {
     }
     const snapshot = await this.accounts.findBalanceSnapshot(accountId);
     await this.gate.sync(accountId, snapshot ?? { balance: 0n, version: 0n });
-    return this.gate.hold(accountId, requestId, amount);
+    const retried = await this.gate.hold(accountId, requestId, amount);
+    if (retried.outcome === 'unknown') {
+      // The epoch changed in between (Redis restarted just now): a 503, not a false 403.
+      throw new Error('the balance snapshot was replaced while it loaded');
+    }
+    return retried;
   }
 
   private async record(
@@ -96,10 +100,9 @@ export class MeteringService {
     const { principal, chat } = context;
     // Our tokenizer may count differently from the upstream's: an estimate never exceeds what the
     // upstream was allowed to generate, which is also what the hold covered.
-    const maxOutput = (chat.maxTokens ?? chat.model.maxOutputTokens) * chat.n;
     const usage = result.usage ?? {
       promptTokens: context.promptEstimate,
-      completionTokens: Math.min(result.deliveredTokens(), maxOutput),
+      completionTokens: Math.min(result.deliveredTokens(), outputTokenCap(chat)),
     };
     if (result.status !== 'completed' && usage.completionTokens === 0) {
       // Cut off before a single token reached the client: like any error, it costs nothing.

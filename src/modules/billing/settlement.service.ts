@@ -3,7 +3,12 @@ import { Logger } from 'pino';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { LOGGER } from 'src/common/logging/logger';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
-import { isLockTimeout, SettlementRepository, SettlementResult } from 'src/modules/billing/settlement.repository';
+import {
+  isDatabaseUnavailable,
+  isLockTimeout,
+  SettlementRepository,
+  SettlementResult,
+} from 'src/modules/billing/settlement.repository';
 import { BalanceGate } from 'src/modules/ledger/balance-gate';
 
 /** Usages claimed, and settled in one transaction, at a time. */
@@ -29,20 +34,27 @@ export class SettlementService {
   ) {}
 
   /**
-   * Claims and settles recorded usage while full batches settle cleanly; returns how many were
-   * settled. A short batch ends the pass: what is recorded after it comes with its own settlement
-   * request, and claiming it at once would settle a trickle of tiny batches back to back. A batch
-   * with failures ends it too (Postgres may be down: the rest waits rather than failing one by one).
-   * What fails stays claimed until its lease lapses, so a bad record cannot keep a worker busy.
+   * Claims and settles recorded usage while full batches settle cleanly. A short batch ends the
+   * pass: what is recorded after it comes with its own settlement request, and claiming it at once
+   * would settle a trickle of tiny batches back to back. A batch with failures ends it too (Postgres
+   * may be down: the rest waits rather than failing one by one). What failed is given back to be
+   * claimed again within seconds, backing off per attempt (BalanceGate.retryLater): not a lease
+   * later, and never in a tight loop. `retryInMs` says when the first of it may be claimed again.
    */
-  async settleRecorded(): Promise<number> {
+  async settleRecorded(): Promise<{ settled: number; retryInMs: number | null }> {
     let settled = 0;
     for (;;) {
       const claimed = await this.gate.claimUsage(CLAIM_BATCH, this.config.settlementLeaseMs);
-      const report = await this.settle(claimed.flatMap((json) => this.parse(json)));
+      const payloads = claimed.flatMap((json) => this.parse(json));
+      const report = await this.settle(payloads);
       settled += report.settled.length;
-      if (claimed.length < CLAIM_BATCH || report.failed.length > 0) {
-        return settled;
+      if (report.failed.length > 0) {
+        const failed = new Set(report.failed);
+        const retried = payloads.filter((payload) => failed.has(payload.requestId));
+        return { settled, retryInMs: await this.gate.retryLater(retried, this.config.settlementLeaseMs) };
+      }
+      if (claimed.length < CLAIM_BATCH) {
+        return { settled, retryInMs: null };
       }
     }
   }
@@ -70,6 +82,11 @@ export class SettlementService {
     if (payloads.length === 1) {
       this.logger.error({ err: reason, reqId: payloads[0].requestId }, 'settlement failed');
       return { settled: [], failed: [payloads[0].requestId] };
+    }
+    if (isDatabaseUnavailable(error)) {
+      // Smaller transactions would fail the same way: all of it waits for the retry.
+      this.logger.error({ err: reason, size: payloads.length }, 'settlement failed: the database is unavailable');
+      return { settled: [], failed: payloads.map((payload) => payload.requestId) };
     }
     const accounts = groupByAccount(payloads);
     if (accounts.length > 1) {

@@ -1,28 +1,126 @@
-import { countCompletionTokens, estimatePromptTokens } from 'src/modules/billing/token-estimator';
+import { countTokens } from 'gpt-tokenizer/cjs/encoding/cl100k_base';
+import { WORST_IMAGE_TOKENS } from 'src/modules/billing/image-tokens';
+import {
+  countCompletionTokens,
+  estimatePromptTokens,
+  estimateRequestTokens,
+} from 'src/modules/billing/token-estimator';
+import { SeededRandom } from 'test/support/seeded-random';
 
-describe('token estimation', () => {
+const options = { audioReferenceTokens: 4096 };
+const plain = (text: string) => countTokens(text, { disallowedSpecial: new Set() });
+const estimate = (body: Record<string, unknown>) => estimateRequestTokens(body, options);
+const base = { model: 'm', messages: [{ role: 'user', content: 'Hi' }] };
+const withPart = (part: unknown) => estimate({ model: 'm', messages: [{ role: 'user', content: [part] }] });
+
+/** A JSON value like a tool schema, from one seed: words, CJK, emoji, code, nesting. */
+function randomSchema(random: SeededRandom, depth = 0): unknown {
+  const text = () =>
+    random.pick([
+      () => 'The city and state, e.g. San Francisco, CA',
+      () => random.chars(random.int(1, 60), 0x4e00, 0x9fff),
+      () => random.chars(random.int(1, 20), 0x1f600, 0x1f64f),
+      () => 'if (x) {\n\treturn "quoted";\n}',
+      () => 'a'.repeat(random.int(1, 500)),
+      () => String(random.int(0, 1e9)),
+    ])();
+  if (depth > 3 || random.next() < 0.3) {
+    return random.pick([text(), random.int(-5, 5), true, null]);
+  }
+  const entries = Array.from({ length: random.int(1, 6) }, () => [text(), randomSchema(random, depth + 1)]);
+  return random.next() < 0.3 ? entries.map(([, value]) => value) : Object.fromEntries(entries);
+}
+
+describe(estimateRequestTokens.name, () => {
   it('should estimate a prompt at or above its real token count', () => {
     const text = 'Hello, how are you doing today? Please tell me a story about dragons.';
-    const estimate = estimatePromptTokens([{ role: 'user', content: text }]);
-    expect(estimate).toBeGreaterThanOrEqual(countCompletionTokens(text) + 7);
-    expect(estimate).toBeLessThan(40);
+    const estimated = estimatePromptTokens([{ role: 'user', content: text }]);
+    expect(estimated).toBeGreaterThanOrEqual(countCompletionTokens(text) + 7);
+    expect(estimated).toBeLessThan(40);
   });
 
-  it('should count text parts and reserve generously for images', () => {
-    const withImage = estimatePromptTokens([
-      {
-        role: 'user',
-        content: [
-          { type: 'text', text: 'What is this?' },
-          { type: 'image_url', image_url: { url: 'https://x' } },
-        ],
-      },
-    ]);
-    expect(withImage).toBeGreaterThan(1_500);
+  it('should hold tools, functions, response_format and tool calls at least at their JSON text', () => {
+    const random = new SeededRandom(424242);
+    const below: string[] = [];
+    for (let round = 0; round < 200; round++) {
+      const schema = randomSchema(random);
+      const field = random.pick(['tools', 'functions', 'response_format', 'tool_choice', 'prediction', 'documents']);
+      const extra = estimate({ ...base, [field]: schema }) - estimate(base);
+      const asToolCall = estimate({
+        ...base,
+        messages: [{ role: 'assistant', content: null, tool_calls: [{ function: { arguments: schema } }] }],
+      });
+      const json = plain(JSON.stringify(schema));
+      if (extra < json || asToolCall < json) {
+        below.push(`${field}: ${extra}/${asToolCall} < ${json} for ${JSON.stringify(schema).slice(0, 80)}`);
+      }
+    }
+    expect(below).toEqual([]);
   });
 
+  it('should count every message field, and sampling parameters not at all', () => {
+    const bare = estimate(base);
+    const long = 'word '.repeat(200);
+    for (const field of ['name', 'refusal', 'function_call', 'reasoning_content']) {
+      expect(estimate({ ...base, messages: [{ role: 'assistant', content: 'x', [field]: long }] })).toBeGreaterThan(
+        bare + 200,
+      );
+    }
+    expect(estimate({ ...base, temperature: 1, max_tokens: 5, stream: true, n: 2, seed: 1 })).toBe(bare);
+  });
+
+  it('should hold an earlier audio answer referenced by id at the output cap', () => {
+    const referenced = estimate({ ...base, messages: [{ role: 'assistant', audio: { id: 'audio_1' } }] });
+    expect(referenced).toBeGreaterThan(options.audioReferenceTokens);
+  });
+
+  it('should price images by size and detail, and unknown sizes at the worst case', () => {
+    const png = (width: number, height: number) => {
+      const header = Buffer.alloc(24);
+      header.writeUInt32BE(0x89504e47, 0);
+      header.write('IHDR', 12, 'latin1');
+      header.writeUInt32BE(width, 16);
+      header.writeUInt32BE(height, 20);
+      return `data:image/png;base64,${header.toString('base64')}`;
+    };
+    const image = (url: string, detail?: string) => withPart({ type: 'image_url', image_url: { url, detail } });
+    const text = withPart({ type: 'text', text: '' });
+    const tokensOf = (url: string, detail?: string) => image(url, detail) - text;
+    // OpenAI's examples: 1024×1024 high is 765 tokens, 2048×4096 is 1105, any low-detail image 85.
+    expect(tokensOf(png(1024, 1024), 'high')).toBeGreaterThanOrEqual(765);
+    expect(tokensOf(png(1024, 1024), 'high')).toBeLessThan(765 * 1.2);
+    expect(tokensOf(png(2048, 4096))).toBeGreaterThanOrEqual(1105);
+    expect(tokensOf(png(100, 100), 'low')).toBeLessThan(100);
+    expect(tokensOf(png(100, 100))).toBeLessThan(300);
+    expect(tokensOf('https://example.com/cat.png')).toBeGreaterThanOrEqual(WORST_IMAGE_TOKENS);
+    expect(tokensOf('data:image/png;base64,AAAA')).toBeGreaterThanOrEqual(WORST_IMAGE_TOKENS);
+  });
+
+  it('should price audio and files by their decoded size', () => {
+    const base64 = (bytes: number) => Buffer.alloc(bytes, 7).toString('base64');
+    const audio = (bytes: number) =>
+      withPart({ type: 'input_audio', input_audio: { data: base64(bytes), format: 'mp3' } });
+    // One minute of 16 kbit/s speech (120 KB) is at most about 1,900 tokens at 32 tokens a second.
+    expect(audio(120_000) - audio(0)).toBeGreaterThanOrEqual(1_900);
+    const file = (data: string) => withPart({ type: 'file', file: { filename: 'a.pdf', file_data: data } });
+    expect(file(`data:application/pdf;base64,${base64(50_000)}`) - file('')).toBeGreaterThanOrEqual(50_000);
+    expect(withPart({ type: 'file', file: { file_id: 'file-1' } })).toBeGreaterThanOrEqual(100_000);
+  });
+
+  it('should estimate a 1 MB run without spaces and 1 MB of CJK in bounded time, above their real count', () => {
+    const random = new SeededRandom(99);
+    for (const content of ['a'.repeat(1 << 20), random.chars(350_000, 0x4e00, 0x9fff)]) {
+      const started = performance.now();
+      const estimated = estimate({ model: 'm', messages: [{ role: 'user', content }] });
+      expect(performance.now() - started).toBeLessThan(40);
+      expect(estimated).toBeGreaterThanOrEqual(Buffer.byteLength(content) / 8);
+    }
+  });
+});
+
+describe(countCompletionTokens.name, () => {
   it('should count delivered completion text', () => {
     expect(countCompletionTokens('')).toBe(0);
-    expect(countCompletionTokens('Hello from the mock upstream.')).toBeGreaterThan(3);
+    expect(countCompletionTokens('Hello from the mock upstream.')).toBe(plain('Hello from the mock upstream.'));
   });
 });

@@ -1,40 +1,158 @@
-import { countTokens } from 'gpt-tokenizer/cjs/encoding/cl100k_base';
+import { imageTokens } from 'src/modules/billing/image-tokens';
+import { countTextTokens, requestTokenBudget, TokenBudget } from 'src/modules/billing/text-tokens';
 
 // A hold must cover the worst case, so the prompt estimate errs high: tokenizers differ between
 // model families, and chat framing adds a few tokens per message.
 const PER_MESSAGE_OVERHEAD = 4;
 const PER_REQUEST_OVERHEAD = 3;
-const IMAGE_TOKENS = 1_500;
+// Every JSON value of a structured field (tools, schemas, tool calls, parts) also pays for its quotes,
+// colon, comma and brackets: never more than this many tokens in its JSON text.
+const PER_VALUE_OVERHEAD = 3;
+// Audio is billed by duration: about 10 tokens a second at OpenAI, 32 at Gemini. One token per 16 bytes
+// covers 32 tokens a second down to 4 kbit/s, below any speech codec a client would send.
+const AUDIO_BYTES_PER_TOKEN = 16;
+// A file's text and page images: one token per byte of the file is more than its text can take once
+// extracted; a file referenced by id has an unknown size, so it is held as a full context window.
+const FILE_REFERENCE_TOKENS = 128_000;
+// Top-level fields an upstream renders into the prompt and bills as input. The others steer sampling
+// or delivery (or, unknown, are refused by OpenAI and ignored by the other dialects); their size and
+// nesting are still bounded by validation.
+const PROMPT_FIELDS = new Set([
+  'tools',
+  'functions',
+  'tool_choice',
+  'function_call',
+  'response_format',
+  'prediction',
+  'documents',
+  'system',
+]);
 const SAFETY_NUMERATOR = 11n;
 const SAFETY_DENOMINATOR = 10n;
 
 type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null;
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** Prompt tokens of a validated request, estimated with a real tokenizer (cl100k) plus a 10% margin. */
-export function estimatePromptTokens(messages: unknown[]): number {
+export interface PromptEstimateOptions {
+  /** What an earlier audio answer referenced by id (`messages[].audio.id`) may have cost: the model's output cap. */
+  audioReferenceTokens: number;
+}
+
+/**
+ * Prompt tokens of a validated request body, at least what the upstream can bill for it, plus a 10%
+ * margin: every field of every message, images by their size and `detail`, audio and files by their
+ * size, and the top-level fields rendered into the prompt (tools, functions, response_format …) as
+ * their JSON text.
+ * Linear in the body's size: see text-tokens.ts.
+ */
+export function estimateRequestTokens(body: Json, options: PromptEstimateOptions): number {
+  const budget = requestTokenBudget();
   let tokens = PER_REQUEST_OVERHEAD;
-  for (const message of messages) {
-    tokens += PER_MESSAGE_OVERHEAD;
-    if (!isObject(message)) {
-      continue;
-    }
-    const content = message.content;
-    if (typeof content === 'string') {
-      tokens += countTokens(content);
-    } else if (Array.isArray(content)) {
-      for (const part of content) {
-        tokens += !isObject(part) ? 0 : part.type === 'text' ? countTokens(String(part.text)) : IMAGE_TOKENS;
-      }
-    }
-    if (message.tool_calls !== undefined) {
-      tokens += countTokens(JSON.stringify(message.tool_calls));
+  for (const [field, value] of Object.entries(body)) {
+    if (field === 'messages' && Array.isArray(value)) {
+      tokens += messagesTokens(value, budget, options);
+    } else if (PROMPT_FIELDS.has(field)) {
+      tokens += countTextTokens(field, budget) + valueTokens(value, budget);
     }
   }
   return Number((BigInt(tokens) * SAFETY_NUMERATOR) / SAFETY_DENOMINATOR) + 1;
 }
 
+/** The estimate of a request whose prompt is only these messages (no tools, no audio references). */
+export function estimatePromptTokens(messages: unknown[]): number {
+  return estimateRequestTokens({ messages }, { audioReferenceTokens: 0 });
+}
+
 /** Completion tokens of text the client received, when the upstream reported no usage. */
 export function countCompletionTokens(text: string): number {
-  return text === '' ? 0 : countTokens(text);
+  // The count is capped at the output cap the hold covered anyway.
+  return countTextTokens(text, requestTokenBudget());
+}
+
+function messagesTokens(messages: unknown[], budget: TokenBudget, options: PromptEstimateOptions): number {
+  let tokens = 0;
+  for (const message of messages) {
+    tokens += PER_MESSAGE_OVERHEAD;
+    if (!isObject(message)) {
+      tokens += valueTokens(message, budget);
+      continue;
+    }
+    for (const [field, value] of Object.entries(message)) {
+      tokens += countTextTokens(field, budget);
+      if (field === 'content' && Array.isArray(value)) {
+        tokens += value.reduce((sum: number, part) => sum + partTokens(part, budget), 0);
+      } else if (field === 'audio' && isObject(value) && typeof value.id === 'string') {
+        tokens += options.audioReferenceTokens + valueTokens(value, budget);
+      } else {
+        tokens += valueTokens(value, budget);
+      }
+    }
+  }
+  return tokens;
+}
+
+function partTokens(part: unknown, budget: TokenBudget): number {
+  if (!isObject(part)) {
+    return valueTokens(part, budget);
+  }
+  const { image_url: imageUrl, input_audio: audio, file, ...rest } = part;
+  let tokens = valueTokens(rest, budget);
+  if (imageUrl !== undefined) {
+    tokens += PER_VALUE_OVERHEAD + imageTokens(imageUrl);
+  }
+  if (audio !== undefined) {
+    const data = isObject(audio) ? audio.data : undefined;
+    tokens += PER_VALUE_OVERHEAD + Math.ceil(base64Bytes(data) / AUDIO_BYTES_PER_TOKEN);
+  }
+  if (file !== undefined) {
+    tokens += PER_VALUE_OVERHEAD + fileTokens(file, budget);
+  }
+  return tokens;
+}
+
+function fileTokens(file: unknown, budget: TokenBudget): number {
+  if (!isObject(file)) {
+    return FILE_REFERENCE_TOKENS;
+  }
+  const { file_data: data, ...rest } = file;
+  const dataTokens = typeof data === 'string' ? base64Bytes(data) : FILE_REFERENCE_TOKENS;
+  return dataTokens + valueTokens(rest, budget);
+}
+
+/** Decoded size of base64 text, with or without a `data:…;base64,` prefix; 0 when it is not a string. */
+function base64Bytes(data: unknown): number {
+  if (typeof data !== 'string') {
+    return 0;
+  }
+  const payload = data.startsWith('data:') ? data.length - data.indexOf(',') - 1 : data.length;
+  return Math.ceil((payload * 3) / 4);
+}
+
+/**
+ * At least the cl100k count of a JSON value's text: its strings (keys included) counted as text, plus
+ * PER_VALUE_OVERHEAD per value for the punctuation around them. Iterative, so nesting cannot exhaust the stack.
+ */
+function valueTokens(root: unknown, budget: TokenBudget): number {
+  let tokens = 0;
+  const pending: unknown[] = [root];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    tokens += PER_VALUE_OVERHEAD;
+    if (typeof value === 'string') {
+      tokens += countTextTokens(value, budget);
+    } else if (Array.isArray(value)) {
+      for (const item of value) {
+        pending.push(item);
+      }
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, child] of Object.entries(value)) {
+        tokens += countTextTokens(key, budget);
+        pending.push(child);
+      }
+    } else if (typeof value === 'number' || typeof value === 'boolean') {
+      tokens += String(value).length;
+    }
+  }
+  return tokens;
 }

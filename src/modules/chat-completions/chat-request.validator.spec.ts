@@ -80,6 +80,24 @@ describe(validateChatRequest.name, () => {
     [{ ...valid, stop: [1] }, 'stop', 'stop must be'],
     [{ ...valid, stream_options: { include_usage: true } }, 'stream_options', "only allowed when 'stream'"],
     [{ ...valid, user: 42 }, 'user', 'user must be a string'],
+    [{ ...valid, max_tokens: 50, max_completion_tokens: 101 }, 'max_completion_tokens', 'at most 100'],
+    [{ ...valid, max_tokens: 101, max_completion_tokens: 50 }, 'max_tokens', 'at most 100'],
+    [{ ...valid, max_tokens: 5, max_completion_tokens: -1 }, 'max_completion_tokens', 'at least 1'],
+    [{ ...valid, service_tier: 'priority' }, 'service_tier', "'auto' or 'default'"],
+    [{ ...valid, service_tier: 'flex' }, 'service_tier', "'auto' or 'default'"],
+    [{ ...valid, service_tier: 1 }, 'service_tier', "'auto' or 'default'"],
+    [
+      { ...valid, messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: '%%' } }] }] },
+      'messages[0].content[0].input_audio.data',
+      'base64',
+    ],
+    [
+      { ...valid, messages: [{ role: 'user', content: [{ type: 'file', file: { file_data: 5 } }] }] },
+      'messages[0].content[0].file',
+      'either file_data',
+    ],
+    [{ ...valid, tools: JSON.parse('['.repeat(65) + ']'.repeat(65)) as unknown }, 'tools', 'deeper than 64'],
+    [{ ...valid, metadata: new Array(50_001).fill(0) }, 'metadata', 'more than 50000'],
   ])('should reject %j naming %p', (body, param, message) => {
     const error = rejection(body);
     expect(error.param).toBe(param);
@@ -109,6 +127,18 @@ describe(validateChatRequest.name, () => {
     expect(rejection({ model: 'vision-model', ...image('data:image/png,rawbytes') }).param).toBe(
       'messages[0].content[1].image_url.url',
     );
+  });
+
+  it('should accept the service tiers billed at the model prices, and hold the larger output cap', () => {
+    expect(validateChatRequest({ ...valid, service_tier: 'auto' }, find).maxTokens).toBeNull();
+    expect(validateChatRequest({ ...valid, service_tier: 'default', max_completion_tokens: 9 }, find).maxTokens).toBe(
+      9,
+    );
+    expect(validateChatRequest({ ...valid, max_tokens: 1, max_completion_tokens: 90 }, find).maxTokens).toBe(90);
+    expect(validateChatRequest({ ...valid, max_tokens: 90, max_completion_tokens: 1 }, find).maxTokens).toBe(90);
+    expect(() =>
+      validateChatRequest({ ...valid, tools: JSON.parse('['.repeat(64) + ']'.repeat(64)) }, find),
+    ).not.toThrow();
   });
 
   it('should report streaming, n, the output cap and the usage request', () => {

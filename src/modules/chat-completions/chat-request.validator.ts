@@ -5,7 +5,7 @@ import { CatalogModel } from 'src/modules/models/catalog.service';
 export interface ChatRequest {
   model: CatalogModel;
   stream: boolean;
-  /** The requested output cap (`max_tokens` or `max_completion_tokens`), or null for the model's maximum. */
+  /** The requested output cap (the larger of `max_tokens` and `max_completion_tokens`), or null for the model's maximum. */
   maxTokens: number | null;
   n: number;
   /** The client asked for the usage chunk at the end of a stream. */
@@ -17,8 +17,15 @@ type Json = Record<string, unknown>;
 const ROLES = ['system', 'user', 'assistant', 'developer', 'tool', 'function'];
 const PART_TYPES = new Set(['text', 'image_url', 'input_audio', 'file', 'refusal']);
 const DATA_URI = /^data:[\w.+-]+\/[\w.+-]+;base64,[A-Za-z0-9+/]+={0,2}$/;
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 const MAX_N = 128;
 const MAX_STOP_SEQUENCES = 4;
+// Tiers other than these make the upstream charge more than the model's prices.
+const SERVICE_TIERS = new Set(['auto', 'default']);
+// Far beyond any real request (OpenAI allows 128 tools, schemas 5 levels deep), and small enough that
+// walking a body, and serializing it for the upstream, stays cheap and cannot exhaust the stack.
+const MAX_DEPTH = 64;
+const MAX_VALUES = 50_000;
 
 const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -32,6 +39,7 @@ export function validateChatRequest(body: unknown, findModel: (id: string) => Ca
   if (!isObject(body)) {
     throw ApiError.invalid('The request body must be a JSON object.');
   }
+  checkSize(body);
   if (typeof body.model !== 'string' || body.model === '') {
     throw ApiError.invalid(
       body.model === undefined ? 'Missing required parameter: model.' : 'model must be a string.',
@@ -44,13 +52,14 @@ export function validateChatRequest(body: unknown, findModel: (id: string) => Ca
   checkNumber(body, 'presence_penalty', -2, 2);
   checkNumber(body, 'frequency_penalty', -2, 2);
   const n = checkInteger(body, 'n', 1, MAX_N) ?? 1;
-  const maxTokens = checkInteger(body, 'max_tokens', 1) ?? checkInteger(body, 'max_completion_tokens', 1);
+  const outputCaps = [checkInteger(body, 'max_tokens', 1), checkInteger(body, 'max_completion_tokens', 1)];
   const stream = checkBoolean(body, 'stream') ?? false;
   const includeUsage = checkStreamOptions(body, stream);
   checkStop(body.stop);
   if (!isAbsent(body.user) && (typeof body.user !== 'string' || body.user.length > 512)) {
     throw ApiError.invalid('user must be a string of at most 512 characters.', 'user');
   }
+  checkServiceTier(body.service_tier);
 
   const model = findModel(body.model);
   if (!model) {
@@ -59,14 +68,24 @@ export function validateChatRequest(body: unknown, findModel: (id: string) => Ca
   if (hasImages && !model.vision) {
     throw ApiError.invalid(`The model '${model.id}' does not accept image input.`, 'messages');
   }
-  if (maxTokens !== null && maxTokens > model.maxOutputTokens) {
-    const param = isAbsent(body.max_tokens) ? 'max_completion_tokens' : 'max_tokens';
-    throw ApiError.invalid(
-      `${param} is too large: ${maxTokens}. The model '${model.id}' supports at most ${model.maxOutputTokens} completion tokens.`,
-      param,
-    );
-  }
+  ['max_tokens', 'max_completion_tokens'].forEach((param, i) => {
+    const cap = outputCaps[i];
+    if (cap !== null && cap > model.maxOutputTokens) {
+      throw ApiError.invalid(
+        `${param} is too large: ${cap}. The model '${model.id}' supports at most ${model.maxOutputTokens} completion tokens.`,
+        param,
+      );
+    }
+  });
+  // Which one an upstream obeys differs between providers, so the hold covers the larger.
+  const requested = outputCaps.filter((cap): cap is number => cap !== null);
+  const maxTokens = requested.length > 0 ? Math.max(...requested) : null;
   return { model, stream, maxTokens, n, includeUsage };
+}
+
+/** The most completion tokens a request may generate, over all its `n` choices: what its hold covers. */
+export function outputTokenCap(chat: ChatRequest): number {
+  return (chat.maxTokens ?? chat.model.maxOutputTokens) * chat.n;
 }
 
 /** Returns whether any message carries an image part. */
@@ -124,8 +143,71 @@ function checkContent(content: unknown, at: string): boolean {
       checkImageUrl(part.image_url, `${partAt}.image_url`);
       hasImages = true;
     }
+    if (part.type === 'input_audio') {
+      checkInputAudio(part.input_audio, `${partAt}.input_audio`);
+    }
+    if (part.type === 'file') {
+      checkFile(part.file, `${partAt}.file`);
+    }
   });
   return hasImages;
+}
+
+function checkInputAudio(audio: unknown, at: string): void {
+  if (!isObject(audio) || typeof audio.data !== 'string' || !BASE64.test(audio.data)) {
+    throw ApiError.invalid(`${at}.data must be base64-encoded audio.`, `${at}.data`);
+  }
+  if (typeof audio.format !== 'string') {
+    throw ApiError.invalid(`${at}.format must be a string.`, `${at}.format`);
+  }
+}
+
+function checkFile(file: unknown, at: string): void {
+  const data = isObject(file) ? file.file_data : undefined;
+  const id = isObject(file) ? file.file_id : undefined;
+  const valid = typeof data === 'string' ? isAbsent(id) : typeof id === 'string' && isAbsent(data);
+  if (!valid) {
+    throw ApiError.invalid(`${at} must carry either file_data (a string) or file_id (a string).`, at);
+  }
+}
+
+function checkServiceTier(tier: unknown): void {
+  if (!isAbsent(tier) && !(typeof tier === 'string' && SERVICE_TIERS.has(tier))) {
+    throw ApiError.invalid(
+      "service_tier must be 'auto' or 'default': other tiers are priced differently and are not offered.",
+      'service_tier',
+    );
+  }
+}
+
+/** Nesting and the number of JSON values, for each top-level field; walked without recursion. */
+function checkSize(body: Json): void {
+  let values = 0;
+  for (const [field, root] of Object.entries(body)) {
+    // Values still to visit and their depths, side by side: no allocation per value.
+    const pending: unknown[] = [root];
+    const depths: number[] = [1];
+    values++;
+    while (pending.length > 0) {
+      const value = pending.pop();
+      const depth = depths.pop()!;
+      if (typeof value !== 'object' || value === null) {
+        continue;
+      }
+      if (depth > MAX_DEPTH) {
+        throw ApiError.invalid(`${field} is nested deeper than ${MAX_DEPTH} levels.`, field);
+      }
+      const children = Array.isArray(value) ? (value as unknown[]) : Object.values(value);
+      values += children.length;
+      if (values > MAX_VALUES) {
+        throw ApiError.invalid(`The request has more than ${MAX_VALUES} JSON values.`, field);
+      }
+      for (const child of children) {
+        pending.push(child);
+        depths.push(depth + 1);
+      }
+    }
+  }
 }
 
 function checkImageUrl(imageUrl: unknown, at: string): void {

@@ -7,9 +7,9 @@ import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { inOneWrite } from 'src/common/redis/one-write';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { MeteringService } from 'src/modules/billing/metering.service';
-import { estimatePromptTokens } from 'src/modules/billing/token-estimator';
+import { estimateRequestTokens } from 'src/modules/billing/token-estimator';
 import { ChatCompletionsService } from 'src/modules/chat-completions/chat-completions.service';
-import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
+import { ChatRequest, outputTokenCap } from 'src/modules/chat-completions/chat-request.validator';
 import { CompletionMeter } from 'src/modules/chat-completions/completion-meter';
 import { RequestLifetime } from 'src/modules/chat-completions/request-lifetime';
 import { ConcurrencyLimiter } from 'src/modules/rate-limits/concurrency-limiter';
@@ -47,9 +47,9 @@ export class MeteringInterceptor implements NestInterceptor {
     const request = context.switchToHttp().getRequest<CompletionRequest>();
     const chat = this.chats.prepare(request.body);
     const principal = request.principal as ApiKeyPrincipal;
-    const messages = (request.body as { messages: unknown[] }).messages;
-    const promptEstimate = estimatePromptTokens(messages);
-    const estimate = promptEstimate + (chat.maxTokens ?? chat.model.maxOutputTokens) * chat.n;
+    const body = request.body as Record<string, unknown>;
+    const promptEstimate = estimateRequestTokens(body, { audioReferenceTokens: chat.model.maxOutputTokens });
+    const estimate = promptEstimate + outputTokenCap(chat);
     const reply = context.switchToHttp().getResponse<FastifyReply>();
     // From here on a hang-up (or the deadline) frees the slot, the queue place and the upstream call at once.
     const lifetime = new RequestLifetime(reply.raw, this.config.relay.maxRequestMs);

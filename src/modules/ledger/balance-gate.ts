@@ -1,87 +1,28 @@
 import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import { Logger } from 'pino';
+import { LOGGER } from 'src/common/logging/logger';
 import { REDIS } from 'src/common/redis/redis.tokens';
+import {
+  CHECK_EPOCH_SCRIPT,
+  CLAIM_SCRIPT,
+  HOLD_SCRIPT,
+  RECORD_SCRIPT,
+  RELEASE_SCRIPT,
+  RETRY_LATER_SCRIPT,
+  STALE_HOLDS_SCRIPT,
+  SYNC_SCRIPT,
+} from 'src/modules/ledger/balance-gate.scripts';
 
-// Keys: one snapshot hash per account {balance, version, reserved}, its open holds {requestId: amount},
-// and one index of all holds by time, for the sweeper that releases holds no settlement will ever close.
 const snapshotKey = (accountId: string) => `gw:bal:${accountId}`;
 const holdsKey = (accountId: string) => `gw:holds:${accountId}`;
 const HOLD_INDEX = 'gw:holds:index';
-// Usage recorded for a hold and not settled yet: {requestId: payload JSON} per account, and one index
-// of all of it scored by when it may be claimed: its recording time, or the end of a worker's lease.
 const USAGE_PREFIX = 'gw:usage:';
 const usageKey = (accountId: string) => `${USAGE_PREFIX}${accountId}`;
 const USAGE_INDEX = 'gw:usage:index';
-
-// Amounts are passed as strings and moved with HINCRBY so the arithmetic stays exact 64-bit; only the
-// admission comparison goes through Lua numbers (exact below 2^53 nano-dollars, about $9 million).
-const HOLD_SCRIPT = `
-local snapshot = redis.call('HMGET', KEYS[1], 'balance', 'reserved')
-if not snapshot[1] then return {-1, '0'} end
-if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return {1, '0'} end
-local available = tonumber(snapshot[1]) - tonumber(snapshot[2] or '0')
-if available < tonumber(ARGV[2]) then return {0, tostring(available)} end
-redis.call('HINCRBY', KEYS[1], 'reserved', ARGV[2])
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
-redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
-return {1, '0'}`;
-
-const SYNC_SNAPSHOT = `
-local function sync(key, balance, version)
-  local current = redis.call('HGET', key, 'version')
-  if (not current) or tonumber(version) > tonumber(current) then
-    redis.call('HSET', key, 'balance', balance, 'version', version)
-  end
-end`;
-
-const SYNC_SCRIPT = `${SYNC_SNAPSHOT}
-sync(KEYS[1], ARGV[1], ARGV[2])
-return 1`;
-
-// Settlement's release (ARGV[5] = '0') closes the hold and the recorded usage together. Giving an
-// unused hold back (ARGV[5] = '1') refuses once usage is recorded for it: that hold is settlement's,
-// even if the request failed after a recording whose reply was lost.
-const RELEASE_SCRIPT = `${SYNC_SNAPSHOT}
-if ARGV[5] == '1' and redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then return 0 end
-local amount = redis.call('HGET', KEYS[2], ARGV[1])
-if amount then
-  redis.call('HDEL', KEYS[2], ARGV[1])
-  redis.call('HINCRBY', KEYS[1], 'reserved', '-' .. amount)
-end
-redis.call('ZREM', KEYS[3], ARGV[2])
-redis.call('HDEL', KEYS[4], ARGV[1])
-redis.call('ZREM', KEYS[5], ARGV[2])
-if ARGV[3] ~= '' then sync(KEYS[1], ARGV[3], ARGV[4]) end
-return amount and 1 or 0`;
-
-// Claim times are Redis's clock, never a process's: an API process whose clock runs ahead of the
-// workers' would otherwise record usage the settlement it asked for cannot claim yet.
-const REDIS_NOW_MS = `local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)`;
-
-// Claimable at once. NX: a recording replayed after a reconnect must not cut a worker's lease short.
-const RECORD_SCRIPT = `${REDIS_NOW_MS}
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-redis.call('ZADD', KEYS[2], 'NX', now, ARGV[3])
-return 1`;
-
-// Claims up to ARGV[1] recorded usages claimable now by moving them ARGV[2] ms into the future: a
-// worker that dies holding them only delays them. The per-account hash key is derived
-// here (not declared), as the member names its account; fine on one Redis, not on a cluster.
-const CLAIM_SCRIPT = `${REDIS_NOW_MS}
-local members = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
-local payloads = {}
-for _, member in ipairs(members) do
-  local separator = string.find(member, ':', 1, true)
-  local payload = redis.call('HGET', ARGV[3] .. string.sub(member, 1, separator - 1), string.sub(member, separator + 1))
-  if payload then
-    redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), member)
-    payloads[#payloads + 1] = payload
-  else
-    redis.call('ZREM', KEYS[1], member)
-  end
-end
-return payloads`;
+const USAGE_ATTEMPTS = 'gw:usage:attempts';
+const EPOCH_KEY = 'gw:epoch';
 
 export type HoldResult = { outcome: 'held' } | { outcome: 'insufficient'; available: bigint } | { outcome: 'unknown' };
 
@@ -90,30 +31,63 @@ export interface BalanceSnapshot {
   version: bigint;
 }
 
+/** A failed settlement is tried again after this, doubling per attempt up to RETRY_MAX_MS, jittered. */
+const RETRY_FIRST_MS = 500;
+const RETRY_MAX_MS = 8_000;
+/** Past this many failed attempts (about 2.5 minutes of them), a usage is tried once per lease only. */
+const RETRY_FAST_ATTEMPTS = 24;
+/** How long an admission waits for a connection (and its epoch check) before Redis counts as down. */
+const EPOCH_WAIT_MS = 2_000;
+
 /**
  * The admission side of billing: an account's spendable balance as Redis sees it, and atomic holds
  * against it. Postgres stays the book of record; settlement pushes each new balance here, and a
- * version number keeps an older push from overwriting a newer one.
+ * version number keeps an older push from overwriting a newer one. Snapshots are stamped with the
+ * Redis epoch, which changes whenever Redis restarts, so a Redis that comes back older than Postgres
+ * (an AOF behind, a restored copy) has every balance reloaded instead of trusted.
  */
 @Injectable()
 export class BalanceGate {
-  constructor(@Inject(REDIS) private readonly redis: Redis) {
-    this.redis.defineCommand('gatewayHold', { numberOfKeys: 3, lua: HOLD_SCRIPT });
-    this.redis.defineCommand('gatewaySync', { numberOfKeys: 1, lua: SYNC_SCRIPT });
-    this.redis.defineCommand('gatewayRelease', { numberOfKeys: 5, lua: RELEASE_SCRIPT });
+  /** Whether this connection's epoch check is done: admissions wait for it only just after a (re)connect. */
+  private epochChecked = false;
+  private epochWaiters: (() => void)[] = [];
+  private connection = 0;
+
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    this.redis.defineCommand('gatewayHold', { numberOfKeys: 4, lua: HOLD_SCRIPT });
+    this.redis.defineCommand('gatewaySync', { numberOfKeys: 2, lua: SYNC_SCRIPT });
+    this.redis.defineCommand('gatewayCheckEpoch', { numberOfKeys: 1, lua: CHECK_EPOCH_SCRIPT });
+    this.redis.defineCommand('gatewayRelease', { numberOfKeys: 7, lua: RELEASE_SCRIPT });
     this.redis.defineCommand('gatewayRecordUsage', { numberOfKeys: 2, lua: RECORD_SCRIPT });
-    this.redis.defineCommand('gatewayClaimUsage', { numberOfKeys: 1, lua: CLAIM_SCRIPT });
+    this.redis.defineCommand('gatewayClaimUsage', { numberOfKeys: 2, lua: CLAIM_SCRIPT });
+    this.redis.defineCommand('gatewayRetryLater', { numberOfKeys: 2, lua: RETRY_LATER_SCRIPT });
+    this.redis.defineCommand('gatewayStaleHolds', { numberOfKeys: 1, lua: STALE_HOLDS_SCRIPT });
+    // Each (re)connection may reach a restarted Redis: checked before the first admission on it.
+    this.redis.on('ready', () => this.startEpochCheck());
+    this.redis.on('close', () => {
+      this.epochChecked = false;
+      this.connection++;
+    });
+    if (this.redis.status === 'ready') {
+      this.startEpochCheck();
+    }
   }
 
   /** Reserves `amount` for `requestId` if the available balance covers it; a repeat of the same request is a no-op. */
   async hold(accountId: string, requestId: string, amount: bigint): Promise<HoldResult> {
+    if (!this.epochChecked) {
+      await this.epochReady();
+    }
     const [status, available] = (await this.command('gatewayHold')(
       snapshotKey(accountId),
       holdsKey(accountId),
       HOLD_INDEX,
+      EPOCH_KEY,
       requestId,
       amount.toString(),
-      Date.now().toString(),
       `${accountId}:${requestId}`,
     )) as [number, string];
     if (status === 1) {
@@ -174,10 +148,37 @@ export class BalanceGate {
   async claimUsage(limit: number, leaseMs: number): Promise<string[]> {
     return (await this.command('gatewayClaimUsage')(
       USAGE_INDEX,
+      USAGE_ATTEMPTS,
       String(limit),
       String(leaseMs),
       USAGE_PREFIX,
     )) as string[];
+  }
+
+  /**
+   * Gives claims whose settlement failed back before their lease ends: claimable again in 0.5 s,
+   * doubling per failed attempt up to 8 s, jittered so that workers do not retry in step. Returns
+   * the soonest of those delays in ms, or null when none was set. After RETRY_FAST_ATTEMPTS, once
+   * per `slowMs` (the lease): a payload that can never be stored is not retried every 8 s forever.
+   */
+  async retryLater(failed: { accountId: string; requestId: string }[], slowMs: number): Promise<number | null> {
+    if (failed.length === 0) {
+      return null;
+    }
+    const members = failed.flatMap(({ accountId, requestId }) => [
+      `${accountId}:${requestId}`,
+      (0.5 + Math.random() / 2).toFixed(3),
+    ]);
+    const soonest = (await this.command('gatewayRetryLater')(
+      USAGE_INDEX,
+      USAGE_ATTEMPTS,
+      String(RETRY_FIRST_MS),
+      String(RETRY_MAX_MS),
+      String(RETRY_FAST_ATTEMPTS),
+      String(slowMs),
+      ...members,
+    )) as number;
+    return soonest < 0 ? null : soonest;
   }
 
   /** Whether a worker holds a live lease on a request's recorded usage (it is settling it now). */
@@ -189,15 +190,25 @@ export class BalanceGate {
     return claimableAt !== null && Number(claimableAt) > Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   }
 
-  /** Records a balance read from Postgres, unless Redis already has a newer one. */
+  /** Records a balance read from Postgres, unless Redis already has a newer one of this epoch. */
   async sync(accountId: string, snapshot: BalanceSnapshot): Promise<void> {
-    await this.command('gatewaySync')(snapshotKey(accountId), snapshot.balance.toString(), snapshot.version.toString());
+    await this.command('gatewaySync')(
+      snapshotKey(accountId),
+      EPOCH_KEY,
+      snapshot.balance.toString(),
+      snapshot.version.toString(),
+      randomUUID(),
+    );
   }
 
-  /** Holds opened before `olderThanMs` ago, as [accountId, requestId]. */
+  /** Holds opened more than `olderThanMs` ago by Redis's clock, as [accountId, requestId]. */
   async staleHolds(olderThanMs: number, limit: number, offset = 0): Promise<[string, string][]> {
-    const oldest = Date.now() - olderThanMs;
-    const members = await this.redis.zrangebyscore(HOLD_INDEX, '-inf', oldest, 'LIMIT', offset, limit);
+    const members = (await this.command('gatewayStaleHolds')(
+      HOLD_INDEX,
+      String(olderThanMs),
+      String(offset),
+      String(limit),
+    )) as string[];
     return members.map((member) => {
       const separator = member.indexOf(':');
       return [member.slice(0, separator), member.slice(separator + 1)];
@@ -206,6 +217,50 @@ export class BalanceGate {
 
   async reserved(accountId: string): Promise<bigint> {
     return BigInt((await this.redis.hget(snapshotKey(accountId), 'reserved')) ?? '0');
+  }
+
+  /** Waits (boundedly) for the epoch check of a connection that is being made or was just made. */
+  private async epochReady(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    let waiter: () => void = () => undefined;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        waiter = resolve;
+        this.epochWaiters.push(resolve);
+        timer = setTimeout(() => reject(new Error('Redis is not connected')), EPOCH_WAIT_MS);
+      });
+    } finally {
+      clearTimeout(timer);
+      this.epochWaiters = this.epochWaiters.filter((other) => other !== waiter);
+    }
+  }
+
+  private startEpochCheck(): void {
+    const connection = this.connection;
+    void this.checkEpoch().then(() => {
+      // The connection may have dropped meanwhile: the next one checks again.
+      if (connection === this.connection && this.redis.status === 'ready') {
+        this.epochChecked = true;
+        const waiters = this.epochWaiters;
+        this.epochWaiters = [];
+        waiters.forEach((resolve) => resolve());
+      }
+    });
+  }
+
+  /** A new epoch if Redis restarted since the current one was made (see CHECK_EPOCH_SCRIPT). */
+  private async checkEpoch(): Promise<void> {
+    try {
+      const info = await this.redis.info('server');
+      const runId = /^run_id:(\w+)/m.exec(info)?.[1] ?? randomUUID();
+      const rotated = (await this.command('gatewayCheckEpoch')(EPOCH_KEY, runId, randomUUID())) as number;
+      if (rotated === 1) {
+        this.logger.warn('new Redis epoch (first start, or Redis restarted): balance snapshots reload from Postgres');
+      }
+    } catch (error) {
+      // Admissions go on against the current epoch; the next reconnection checks again.
+      this.logger.error({ err: (error as Error).message }, 'could not check the Redis epoch');
+    }
   }
 
   private command(name: string): (...args: string[]) => Promise<unknown> {
@@ -221,10 +276,13 @@ function releaseArgs(accountId: string, requestId: string, snapshot?: BalanceSna
     HOLD_INDEX,
     usageKey(accountId),
     USAGE_INDEX,
+    USAGE_ATTEMPTS,
+    EPOCH_KEY,
     requestId,
     `${accountId}:${requestId}`,
     snapshot?.balance.toString() ?? '',
     snapshot?.version.toString() ?? '',
     unusedOnly ? '1' : '0',
+    snapshot ? randomUUID() : '',
   ];
 }

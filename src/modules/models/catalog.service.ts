@@ -2,8 +2,9 @@ import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { Logger } from 'pino';
 import { SecretBox } from 'src/common/crypto/secret-box';
 import { LOGGER } from 'src/common/logging/logger';
+import { metrics } from 'src/common/metrics/metrics';
 import { InvalidationBus, InvalidationTopic } from 'src/common/redis/invalidation-bus';
-import { ChannelType } from 'src/modules/channels/channel.entity';
+import { ChannelEntity, ChannelType } from 'src/modules/channels/channel.entity';
 import { ModelEntity } from 'src/modules/models/model.entity';
 import { ModelsRepository } from 'src/modules/models/models.repository';
 
@@ -49,6 +50,8 @@ export class CatalogService implements OnModuleInit, OnModuleDestroy {
   private reloading: Promise<void> | null = null;
   private reloadAgain = false;
   private timer: NodeJS.Timeout | undefined;
+  /** Channel id → the sealed key already reported as undecryptable. */
+  private readonly reportedUnreadable = new Map<string, string>();
 
   constructor(
     private readonly repository: ModelsRepository,
@@ -95,9 +98,10 @@ export class CatalogService implements OnModuleInit, OnModuleDestroy {
 
   private async load(): Promise<void> {
     const rows = await this.repository.loadCatalog();
+    const channels = this.openChannels(rows);
     const next = new Map<string, CatalogModel>();
     for (const row of rows) {
-      const model = this.toCatalogModel(row);
+      const model = this.toCatalogModel(row, channels);
       if (model) {
         next.set(model.id, model);
       }
@@ -105,23 +109,50 @@ export class CatalogService implements OnModuleInit, OnModuleDestroy {
     this.models = next;
   }
 
-  private toCatalogModel(row: ModelEntity): CatalogModel | null {
+  /**
+   * Every enabled channel the catalog routes to, its key decrypted once. A key that cannot be
+   * decrypted (wrong SECRETS_KEY, damaged row) takes only its own channel out of service.
+   */
+  private openChannels(rows: ModelEntity[]): Map<string, CatalogChannel> {
+    const opened = new Map<string, CatalogChannel>();
+    const unreadable = new Set<string>();
+    for (const channel of rows.flatMap((row) => (row.routes ?? []).map((route) => route.channel))) {
+      if (!channel?.enabled || opened.has(channel.id) || unreadable.has(channel.id)) {
+        continue;
+      }
+      try {
+        const apiKey = this.secrets.open(channel.apiKeySealed);
+        opened.set(channel.id, { ...pick(channel), apiKey });
+      } catch (error) {
+        unreadable.add(channel.id);
+        this.reportUnreadable(channel.id, channel.apiKeySealed, error as Error);
+      }
+    }
+    [...this.reportedUnreadable.keys()]
+      .filter((channelId) => !unreadable.has(channelId))
+      .forEach((channelId) => this.reportedUnreadable.delete(channelId));
+    metrics.catalogUnreadableChannels.set(unreadable.size);
+    return opened;
+  }
+
+  /** Once per channel and sealed value, not on every periodic reload. */
+  private reportUnreadable(channelId: string, sealed: string, error: Error): void {
+    if (this.reportedUnreadable.get(channelId) === sealed) {
+      return;
+    }
+    this.reportedUnreadable.set(channelId, sealed);
+    this.logger.error(
+      { channelId, err: error.message },
+      'channel key cannot be decrypted; the channel is left out of the catalog until its key is set again',
+    );
+  }
+
+  private toCatalogModel(row: ModelEntity, channels: Map<string, CatalogChannel>): CatalogModel | null {
     const routes = [...(row.routes ?? [])]
       .sort((a, b) => a.position - b.position)
-      .filter((route) => route.channel?.enabled)
-      .map((route) => {
-        const channel = route.channel!;
-        return {
-          upstreamModel: route.upstreamModel,
-          channel: {
-            id: channel.id,
-            type: channel.type,
-            baseUrl: channel.baseUrl,
-            apiKey: this.secrets.open(channel.apiKeySealed),
-            priority: channel.priority,
-            weight: channel.weight,
-          },
-        };
+      .flatMap((route) => {
+        const channel = channels.get(route.channelId);
+        return channel ? [{ upstreamModel: route.upstreamModel, channel }] : [];
       });
     if (!row.enabled || routes.length === 0) {
       return null;
@@ -139,4 +170,14 @@ export class CatalogService implements OnModuleInit, OnModuleDestroy {
       routes,
     };
   }
+}
+
+function pick(channel: ChannelEntity): Omit<CatalogChannel, 'apiKey'> {
+  return {
+    id: channel.id,
+    type: channel.type,
+    baseUrl: channel.baseUrl,
+    priority: channel.priority,
+    weight: channel.weight,
+  };
 }

@@ -6,7 +6,8 @@ import { REDIS } from 'src/common/redis/redis.tokens';
 
 // Fixed windows that start with their first request. Every window is checked before any is
 // counted, so a request refused by one (say, its end user's) counts in none, and "used" in a 429
-// message is exactly what was served. KEYS: windows; ARGV[1]: ttl ms; ARGV[1 + i]: limit of window i.
+// message is exactly what was served. KEYS: windows; ARGV[1]: ttl ms; ARGV[1 + i]: limit of window i;
+// ARGV[1 + #KEYS + i]: the ttl of window i, when it has its own.
 // Returns {refused window index or 0, hits of that window (or of the first), its ms left}.
 const INCREMENT_SCRIPT = `
 for i, key in ipairs(KEYS) do
@@ -16,7 +17,7 @@ end
 local first, firstTtl = 0, 0
 for i, key in ipairs(KEYS) do
   local hits = redis.call('INCR', key)
-  if hits == 1 then redis.call('PEXPIRE', key, ARGV[1]) end
+  if hits == 1 then redis.call('PEXPIRE', key, ARGV[1 + #KEYS + i] or ARGV[1]) end
   if i == 1 then first, firstTtl = hits, redis.call('PTTL', key) end
 end
 return {0, first, firstTtl}`;
@@ -24,6 +25,8 @@ return {0, first, firstTtl}`;
 export interface Window {
   key: string;
   limit: number;
+  /** This window's length, when it differs from the one given for all. */
+  ttl?: number;
 }
 
 export interface WindowsRecord {
@@ -49,7 +52,8 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
     ).gatewayThrottle;
     const keys = windows.map((window) => window.key);
     const limits = windows.map((window) => String(window.limit));
-    const [refused, hits, pttl] = await run.call(this.redis, keys.length, ...keys, String(ttl), ...limits);
+    const ttls = windows.some((window) => window.ttl) ? windows.map((window) => String(window.ttl ?? ttl)) : [];
+    const [refused, hits, pttl] = await run.call(this.redis, keys.length, ...keys, String(ttl), ...limits, ...ttls);
     return { refusedBy: refused - 1, hits, resetMs: pttl > 0 ? pttl : ttl };
   }
 

@@ -49,6 +49,18 @@ export class ChatCompletionRequestDto {
   @ApiPropertyOptional({ minimum: 1, description: "At most the model's maxOutputTokens; default the model's maximum" })
   max_tokens?: number;
 
+  @ApiPropertyOptional({
+    minimum: 1,
+    description: "Like max_tokens, at most the model's maxOutputTokens; when both are sent, the larger one is held",
+  })
+  max_completion_tokens?: number;
+
+  @ApiPropertyOptional({
+    enum: ['auto', 'default'],
+    description: "Other tiers are refused (400, param service_tier): they cost more than the model's prices",
+  })
+  service_tier?: string;
+
   @ApiPropertyOptional({ minimum: 0, maximum: 1, default: 1 })
   top_p?: number;
 

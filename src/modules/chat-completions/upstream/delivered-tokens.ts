@@ -1,16 +1,16 @@
 import { countCompletionTokens } from 'src/modules/billing/token-estimator';
 
-/**
- * Text is counted in pieces of at most this many characters: the memory of a stream stays flat, and
- * the tokenizer, whose cost grows with the square of a run without spaces, only sees short runs.
- */
+/** Text is counted in pieces of at most this many characters: the memory of a stream stays flat. */
 const PIECE_CHARS = 2048;
+const LETTER = /\p{L}/u;
 
 /**
  * A running count of the completion tokens a client received, for billing when the upstream
  * reports no usage. It keeps at most one piece of text: each full piece is counted and dropped.
- * Pieces are cut before a space where there is one (where the tokenizer splits words anyway), and a
- * token never spans a cut, so the total is never below the count of the whole text: an upper bound.
+ * A piece ends where a letter is followed by a non-letter: cl100k always ends a pre-token there and
+ * never looks across it, so the pieces' counts add up to exactly the whole text's count. A piece
+ * with no such point counts as its UTF-8 bytes (a token is at least one byte). The total is never
+ * below the tokenizer's count of the whole delivered text: an upper bound, exact for prose.
  */
 export class DeliveredTokens {
   private counted = 0;
@@ -19,9 +19,14 @@ export class DeliveredTokens {
   add(text: string): void {
     this.pending += text;
     while (this.pending.length >= PIECE_CHARS) {
-      const cut = cutPoint(this.pending);
-      this.counted += countCompletionTokens(this.pending.slice(0, cut));
-      this.pending = this.pending.slice(cut);
+      const cut = lastSafeCut(this.pending);
+      if (cut > 0) {
+        this.counted += countCompletionTokens(this.pending.slice(0, cut));
+        this.pending = this.pending.slice(cut);
+      } else {
+        this.counted += Buffer.byteLength(this.pending);
+        this.pending = '';
+      }
     }
   }
 
@@ -30,12 +35,12 @@ export class DeliveredTokens {
   }
 }
 
-function cutPoint(text: string): number {
-  const space = text.lastIndexOf(' ', PIECE_CHARS - 1);
-  if (space > PIECE_CHARS / 2) {
-    return space;
+/** The last index where a letter is followed by a non-letter, or 0; usually a few characters from the end. */
+function lastSafeCut(text: string): number {
+  for (let at = text.length - 1; at > 0; at--) {
+    if (LETTER.test(text[at - 1]) && !LETTER.test(text[at])) {
+      return at;
+    }
   }
-  // No space near the end: cut anyway, but never between the two halves of a surrogate pair.
-  const high = text.charCodeAt(PIECE_CHARS - 1);
-  return high >= 0xd800 && high <= 0xdbff ? PIECE_CHARS - 1 : PIECE_CHARS;
+  return 0;
 }

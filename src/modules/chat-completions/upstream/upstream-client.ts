@@ -4,6 +4,8 @@ import { Dispatcher, Pool } from 'undici';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { CatalogChannel } from 'src/modules/models/catalog.service';
 
+const POOL_CLOSE_WAIT_MS = 1_000;
+
 export type UpstreamBody = Dispatcher.ResponseData['body'];
 
 export type UpstreamResult =
@@ -45,12 +47,15 @@ export class UpstreamClient implements OnModuleDestroy {
     }
   }
 
-  /** Lets in-flight upstream requests finish for the shutdown grace period, then cuts what is left. */
+  /**
+   * Runs once the HTTP server has drained (main.ts waits for in-flight requests first), so nothing should
+   * still use a pool: close them gracefully, and destroy whatever has not finished after a short wait.
+   */
   async onModuleDestroy(): Promise<void> {
     const pools = [...this.pools.values()].map(({ pool }) => pool);
     let timer: NodeJS.Timeout | undefined;
-    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.config.shutdownGraceMs)));
-    await Promise.race([Promise.all(pools.map((pool) => pool.close().catch(() => undefined))), grace]);
+    const wait = new Promise<void>((resolve) => (timer = setTimeout(resolve, POOL_CLOSE_WAIT_MS)));
+    await Promise.race([Promise.all(pools.map((pool) => pool.close().catch(() => undefined))), wait]);
     clearTimeout(timer);
     await Promise.all(pools.map((pool) => pool.destroy().catch(() => undefined)));
   }

@@ -1,0 +1,118 @@
+import { FastifyInstance, FastifyReply, RouteHandlerMethod } from 'fastify';
+import { IncomingMessage } from 'node:http';
+import { Logger } from 'pino';
+import { AuthenticatedRequest } from 'src/common/decorators/auth.decorators';
+import { ApiError, ErrorKind } from 'src/common/errors/api-error';
+import { toApiError } from 'src/common/filters/all-exceptions.filter';
+import { bodyLimitFor, discardUnreadBody } from 'src/common/http/body-limits';
+import { AppConfig } from 'src/config/app-config';
+import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
+import { InFlightRequests } from 'src/modules/health/in-flight-requests';
+import { ShutdownState } from 'src/modules/health/shutdown.state';
+
+export interface EdgeServices {
+  shutdown: ShutdownState;
+  inFlight: InFlightRequests;
+  apiKeys: ApiKeyAuthenticator;
+}
+
+const shuttingDown = () =>
+  new ApiError(
+    ErrorKind.Overloaded,
+    'This server is shutting down. Retry: another server will answer.',
+    null,
+    undefined,
+    {
+      'retry-after': '1',
+      connection: 'close',
+    },
+  );
+
+/** Probes keep answering while draining: the balancer must see readiness fail, not a refusal. */
+const isProbe = (url: string) => url.startsWith('/health/') || url.startsWith('/metrics');
+
+/** A body was announced and has not fully arrived yet. */
+function bodyStillArriving(raw: IncomingMessage): boolean {
+  const announced = raw.headers['transfer-encoding'] !== undefined || Number(raw.headers['content-length'] ?? 0) > 0;
+  return announced && !raw.complete;
+}
+
+function answer(reply: FastifyReply, error: ApiError): void {
+  void reply.code(error.status).headers(error.headers).send(error.toBody());
+}
+
+/**
+ * What happens to a request before Nest sees it: per-route body limits, refusal while draining, the
+ * API key checked before a /v1 body is read, early answers that still reach a client that is writing,
+ * and the count of work in flight that shutdown waits for. `services` is called on the first request,
+ * so the OpenAPI writer (no database, no requests) never builds them.
+ */
+export function registerEdgeHooks(
+  fastify: FastifyInstance,
+  config: AppConfig,
+  logger: Logger,
+  services: () => EdgeServices,
+): void {
+  let resolved: EdgeServices | undefined;
+  const edge = () => (resolved ??= services());
+
+  fastify.addHook('onRoute', (route) => {
+    route.bodyLimit ??= bodyLimitFor(route.url ?? '', config.bodyLimitBytes);
+    route.handler = countHandler(route.handler, () => edge().inFlight);
+  });
+
+  fastify.addHook('onRequest', (request, reply, done) => {
+    void reply.header('x-request-id', request.id);
+    const { shutdown, inFlight, apiKeys } = edge();
+    reply.raw.once('close', inFlight.enter());
+    if (shutdown.draining && !isProbe(request.url)) {
+      return answer(reply, shuttingDown());
+    }
+    // CONTRACT: /v1 is the API-key surface. Checking the key here, before the body is read, means a
+    // bad key costs no body parsing; the guard then finds the principal and does not look it up again.
+    if (!request.url.startsWith('/v1/')) {
+      return done();
+    }
+    apiKeys.authenticate(request.headers.authorization).then(
+      (principal) => {
+        (request as AuthenticatedRequest).principal = principal;
+        done();
+      },
+      (error: unknown) => {
+        const refusal = toApiError(error);
+        if (refusal.kind === ErrorKind.Internal) {
+          logger.error({ reqId: request.id, err: error }, 'api key lookup failed');
+        }
+        answer(reply, refusal);
+      },
+    );
+  });
+
+  fastify.addHook('onSend', (request, reply, payload, done) => {
+    // Answered before the body arrived (413 from the Content-Length, 401, 503): keep the connection
+    // open and swallow the rest of the body, so the client reads this answer instead of a reset.
+    if (bodyStillArriving(request.raw)) {
+      reply.removeHeader('connection');
+      discardUnreadBody(request.raw, 2 * config.bodyLimitBytes);
+    }
+    done(null, payload);
+  });
+}
+
+/** Counts a route handler as in flight until its promise settles (a cut stream records its usage after the socket closed). */
+function countHandler(handler: RouteHandlerMethod, inFlight: () => InFlightRequests): RouteHandlerMethod {
+  return function countedHandler(this: FastifyInstance, request, reply) {
+    const leave = inFlight().enter();
+    try {
+      const result: unknown = handler.call(this, request, reply);
+      if (result instanceof Promise) {
+        return result.finally(leave);
+      }
+      leave();
+      return result;
+    } catch (error) {
+      leave();
+      throw error;
+    }
+  };
+}

@@ -1,0 +1,94 @@
+import { Inject, Injectable } from '@nestjs/common';
+import Redis from 'ioredis';
+import { createHash } from 'node:crypto';
+import { ApiError, ErrorKind } from 'src/common/errors/api-error';
+import { REDIS } from 'src/common/redis/redis.tokens';
+import { APP_CONFIG, AppConfig } from 'src/config/app-config';
+import { throttleAddress } from 'src/modules/auth/client-address';
+import { LimiterFailurePolicy } from 'src/modules/rate-limits/limiter-failure.policy';
+import { RedisThrottlerStorage, Window } from 'src/modules/rate-limits/redis-throttler.storage';
+
+export type AuthAction = 'login' | 'register';
+
+const MINUTE_MS = 60_000;
+const PER_IP_FAILURES_MS = 60 * MINUTE_MS;
+const PER_EMAIL_FAILURES_MS = 15 * MINUTE_MS;
+
+// Gives back what a failed attempt was counted as, once it turned out not to fail. A window that
+// expired meanwhile is left alone: DECR would recreate it at -1 without an expiry, a credit forever.
+const REFUND_SCRIPT = `
+for _, key in ipairs(KEYS) do
+  if tonumber(redis.call('GET', key) or '0') > 0 then redis.call('DECR', key) end
+end`;
+
+/** What a refused attempt is told, by the window that refused it. */
+const REFUSALS = [
+  'Too many sign-in attempts from your network',
+  'Too many failed attempts from your network',
+  'Too many failed attempts for this e-mail address',
+];
+
+/** An admitted attempt, counted as a failure until `refund` takes it back (it succeeded, or never ran). */
+export interface AuthAttempt {
+  refund(): Promise<void>;
+}
+
+/**
+ * Console login and registration throttles, in Redis so that every API process counts together:
+ * every attempt per client address per minute; failures per address per hour (a wrong password,
+ * an e-mail already taken, an unknown referral code: what probing for accounts produces); and
+ * failures per e-mail address per 15 minutes (guessing one account's password from many addresses).
+ * An attempt is counted as a failure before it runs and taken back when it succeeds, so concurrent
+ * guesses cannot overrun a window and a user's own successful logins never count against them.
+ */
+@Injectable()
+export class AuthThrottle {
+  constructor(
+    private readonly storage: RedisThrottlerStorage,
+    private readonly failures: LimiterFailurePolicy,
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    this.redis.defineCommand('gatewayAuthRefund', { lua: REFUND_SCRIPT });
+  }
+
+  /** Counts the attempt in every window, or refuses it with 429 and `retry-after` when one is full. */
+  async admit(action: AuthAction, email: string, ip: string): Promise<AuthAttempt> {
+    const windows = authWindows(this.config.auth, action, email, ip);
+    const record = await this.failures.check(() => this.storage.incrementWindows(windows, MINUTE_MS), null);
+    if (record && record.refusedBy >= 0) {
+      const retryAfter = Math.max(1, Math.ceil(record.resetMs / 1000));
+      throw new ApiError(
+        ErrorKind.RateLimited,
+        `${REFUSALS[record.refusedBy]}. Retry after ${retryAfter}s.`,
+        null,
+        undefined,
+        { 'retry-after': String(retryAfter) },
+      );
+    }
+    const failureKeys = windows.slice(1).map((window) => window.key);
+    return { refund: () => (record ? this.refund(failureKeys) : Promise.resolve()) };
+  }
+
+  private async refund(keys: string[]): Promise<void> {
+    const run = (this.redis as unknown as { gatewayAuthRefund: (...args: unknown[]) => Promise<unknown> })
+      .gatewayAuthRefund;
+    // Best effort: a refund lost to a Redis error only makes the limit a little stricter for a while.
+    await run.call(this.redis, keys.length, ...keys).catch(() => undefined);
+  }
+}
+
+/** The windows of one attempt, in the order of REFUSALS. E-mails are hashed: Redis holds no addresses. */
+export function authWindows(limits: AppConfig['auth'], action: AuthAction, email: string, ip: string): Window[] {
+  const address = throttleAddress(ip);
+  const emailDigest = createHash('sha256').update(email.trim().toLowerCase()).digest('base64url');
+  return [
+    { key: `gw:auth:ip:${address}`, limit: limits.attemptsPerIpPerMinute, ttl: MINUTE_MS },
+    { key: `gw:auth:ip-failures:${address}`, limit: limits.failuresPerIpPerHour, ttl: PER_IP_FAILURES_MS },
+    {
+      key: `gw:auth:${action}-failures:${emailDigest}`,
+      limit: limits.failuresPerEmailPer15Min,
+      ttl: PER_EMAIL_FAILURES_MS,
+    },
+  ];
+}

@@ -1,0 +1,151 @@
+import ranks from 'gpt-tokenizer/cjs/bpeRanks/cl100k_base';
+import { countTokens } from 'gpt-tokenizer/cjs/encoding/cl100k_base';
+import { CL100K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/cjs/encodingParams/constants';
+
+/*
+ * Counting text in time linear in its length, never below its cl100k count.
+ *
+ * cl100k splits text into pre-tokens with a regex, then counts each pre-token: one token when the
+ * pre-token is itself in the vocabulary, otherwise as many as byte-pair merges leave. Merges start from
+ * single bytes and each removes one token, so a pre-token never has more tokens than UTF-8 bytes.
+ * Merging is the expensive part: quadratic in the pre-token's length (text without spaces, 'a'×100k or
+ * CJK, is one pre-token), and about a microsecond a byte even on short random pre-tokens; the regex
+ * itself overflows the stack on a run of millions of letters.
+ *
+ * A letter followed by a non-letter always ends a pre-token, and the regex never looks behind nor past
+ * that non-letter, so text cut at such a point splits into the same pre-tokens piece by piece: the count
+ * of the whole is exactly the sum of the pieces' counts. (Cutting anywhere else is not safe either way:
+ * merges are greedy, and a split word can even take fewer tokens than the whole.) So text is cut at those
+ * points into segments of at most SEGMENT_CHARS, and a run with no cut point counts as its bytes. A
+ * segment is split into pre-tokens by the tokenizer's own regex while the budget lasts; a pre-token
+ * in the vocabulary counts 1 (exact, and the common case for prose), another is merged by the tokenizer
+ * while the merge budget lasts and counts as its bytes after. Past the budget, text counts as its
+ * bytes. Each step is bounded, and so is the work per request.
+ */
+const SEGMENT_CHARS = 256;
+// Special-token text ('<|endoftext|>') in a prompt is plain text to the upstream, and must not throw here.
+const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+const PRE_TOKEN = new RegExp(CL100K_TOKEN_SPLIT_REGEX.source, 'gu');
+// Pre-tokens that are one token by themselves: the vocabulary's entries that are whole UTF-8 strings.
+const VOCABULARY = new Set(ranks.filter((entry): entry is string => typeof entry === 'string'));
+// Whether each UTF-16 code unit is a letter (\p{L}), computed once: a regex per character would cost
+// more than the tokenizer it protects.
+const LETTERS = (() => {
+  const letter = /\p{L}/u;
+  const table = new Uint8Array(0x10000);
+  for (let code = 0; code < table.length; code++) {
+    table[code] = !isSurrogate(code) && letter.test(String.fromCharCode(code)) ? 1 : 0;
+  }
+  return table;
+})();
+// Looking for a cut point costs a table lookup a character: this many of them cost like one pre-token.
+const SCAN_CHARS_PER_PIECE = 8;
+// Each call of the tokenizer costs about this many characters' merging even for one short piece.
+const CALL_COST_CHARS = 16;
+
+/** What the tokenizer may still do for a request; past it, bytes are counted. */
+export interface TokenBudget {
+  /** Pre-tokens split off by the regex and looked up in the vocabulary: about 0.5 µs each. */
+  pieces: number;
+  /** Characters of pre-tokens outside the vocabulary given to byte-pair merging: about 1 µs each. */
+  merge: number;
+  /** Counts of pre-tokens already merged for this request: a repeated word costs the budget once. */
+  merged: Map<string, number>;
+}
+
+/**
+ * The budget of one request: about 12k tokens of prose are counted exactly, and the worst text
+ * (random printable characters, little of it in the vocabulary) costs under 10 ms of one core.
+ */
+export function requestTokenBudget(scale = 1): TokenBudget {
+  return { pieces: 12 * 1024 * scale, merge: 4 * 1024 * scale, merged: new Map() };
+}
+
+/** At least the cl100k token count of `text`; exact while the budget lasts on text with word breaks. */
+export function countTextTokens(text: string, budget: TokenBudget): number {
+  let tokens = 0;
+  let start = 0;
+  while (start < text.length) {
+    if (budget.pieces <= 0) {
+      return tokens + utf8Bytes(text, start, text.length);
+    }
+    const end = text.length - start <= SEGMENT_CHARS ? text.length : lastCut(text, start);
+    if (end < 0) {
+      // A run with no safe cut nearby: its bytes bound it; keep looking for a cut within the budget.
+      const next = nextCut(text, start + SEGMENT_CHARS, budget);
+      tokens += utf8Bytes(text, start, next);
+      start = next;
+      continue;
+    }
+    tokens += segmentTokens(text.slice(start, end), budget);
+    start = end;
+  }
+  return tokens;
+}
+
+/** The cl100k count of a segment cut at pre-token boundaries, or more once the merge budget is spent. */
+function segmentTokens(segment: string, budget: TokenBudget): number {
+  let tokens = 0;
+  for (const [piece] of segment.matchAll(PRE_TOKEN)) {
+    budget.pieces--;
+    tokens += VOCABULARY.has(piece) ? 1 : (budget.merged.get(piece) ?? mergedTokens(piece, budget));
+  }
+  return tokens;
+}
+
+function mergedTokens(piece: string, budget: TokenBudget): number {
+  if (budget.merge <= 0) {
+    return Buffer.byteLength(piece, 'utf8');
+  }
+  budget.merge -= piece.length + CALL_COST_CHARS;
+  // Alone, a pre-token splits into itself again: countTokens merges exactly this piece.
+  const tokens = countTokens(piece, PLAIN_TEXT);
+  budget.merged.set(piece, tokens);
+  return tokens;
+}
+
+/** The last cut point in (start, start + SEGMENT_CHARS], or -1. */
+function lastCut(text: string, start: number): number {
+  for (let at = start + SEGMENT_CHARS; at > start; at--) {
+    if (isCut(text, at)) {
+      return at;
+    }
+  }
+  return -1;
+}
+
+/** The first cut point from `from`, spending the budget on the characters looked at; the end if none. */
+function nextCut(text: string, from: number, budget: TokenBudget): number {
+  const limit = Math.min(text.length, from + Math.max(budget.pieces, 0) * SCAN_CHARS_PER_PIECE);
+  for (let at = from; at < limit; at++) {
+    if (isCut(text, at)) {
+      budget.pieces -= Math.ceil((at - from) / SCAN_CHARS_PER_PIECE);
+      return at;
+    }
+  }
+  budget.pieces -= Math.ceil((limit - from) / SCAN_CHARS_PER_PIECE);
+  return text.length;
+}
+
+/** A letter before, a non-letter at: a pre-token ends here. Surrogates never count, so a pair is never split. */
+function isCut(text: string, at: number): boolean {
+  const before = text.charCodeAt(at - 1);
+  const after = text.charCodeAt(at);
+  return isLetter(before) && !isSurrogate(after) && !isLetter(after);
+}
+
+function isLetter(code: number): boolean {
+  return LETTERS[code] === 1;
+}
+
+function isSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdfff;
+}
+
+function utf8Bytes(text: string, start: number, end: number): number {
+  if (end === text.length) {
+    // The whole string minus its short counted head: slicing megabytes off would copy them.
+    return Buffer.byteLength(text, 'utf8') - (start === 0 ? 0 : Buffer.byteLength(text.slice(0, start), 'utf8'));
+  }
+  return Buffer.byteLength(text.slice(start, end), 'utf8');
+}

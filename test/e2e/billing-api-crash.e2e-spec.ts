@@ -1,0 +1,126 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { HoldSweeper } from 'src/modules/billing/hold-sweeper.service';
+import { Books, eventually, requestIdOf, sleep, userMessages } from 'test/e2e/billing-helpers';
+import { TestGateway, TestWorker } from 'test/support/gateway';
+
+const REPLY = 'one two three four five six seven eight nine ten';
+const CHUNK_DELAY_MS = 300;
+
+/** The API in a process of its own; resolves with it and its URL once it accepts requests. */
+async function spawnApi(): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'test/support/api-process.ts'],
+    { cwd: join(__dirname, '..', '..'), env: process.env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const timeout = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  try {
+    const port = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        const listening = /api listening on (\d+)/.exec(output);
+        if (listening) {
+          resolve(listening[1]);
+        }
+      });
+      child.once('exit', (code) => reject(new Error(`api exited with ${code} before listening:\n${output}`)));
+    });
+    return { child, url: `http://127.0.0.1:${port}` };
+  } finally {
+    clearTimeout(timeout);
+  }
+}
+
+describe('billing: an API process killed in the middle of a stream', () => {
+  let gateway: TestGateway;
+  let worker: TestWorker;
+  let books: Books;
+  let model: string;
+  let api: { child: ChildProcess; url: string } | null = null;
+
+  beforeAll(async () => {
+    gateway = await TestGateway.start();
+    worker = await TestWorker.start();
+    books = await Books.open(gateway);
+    model = await gateway.addModel({ inputPrice: '2.5', outputPrice: '10' });
+  });
+  afterEach(() => books.expectBalanced());
+  afterAll(async () => {
+    if (api && api.child.exitCode === null && api.child.signalCode === null) {
+      api.child.kill('SIGKILL');
+      await once(api.child, 'exit');
+    }
+    await books.close();
+    await worker.close();
+    await gateway.close();
+  });
+
+  it('should charge nothing for the cut-off stream and free its hold by the sweeper, without touching other money', async () => {
+    const customer = await gateway.newCustomer({ balance: '10' });
+    const before = await books.balance(customer);
+    api = await spawnApi();
+
+    const response = await fetch(`${api.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${customer.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model,
+        messages: userMessages('Count slowly'),
+        stream: true,
+        mock: { reply: REPLY, chunk_delay_ms: CHUNK_DELAY_MS },
+      }),
+    });
+    expect(response.status).toBe(200);
+    const requestId = response.headers.get('x-request-id')!;
+    const reader = response.body!.getReader();
+    let received = '';
+    while (!received.includes('two')) {
+      const { value, done } = await reader.read();
+      if (done) {
+        break;
+      }
+      received += Buffer.from(value).toString('utf8');
+    }
+    expect(received).toContain('one');
+
+    api.child.kill('SIGKILL');
+    await once(api.child, 'exit');
+    // The client sees the stream break off, not end.
+    const ending = (async () => {
+      for (;;) {
+        if ((await reader.read()).done) {
+          return 'ended cleanly';
+        }
+      }
+    })();
+    await expect(ending).rejects.toThrow();
+
+    // Past the rest of the upstream's answer: the process that could have recorded it is gone.
+    await sleep(CHUNK_DELAY_MS * 10);
+    expect(await books.recordedUsage(customer.accountId, requestId)).toBeNull();
+    expect(await books.reserved(customer.accountId)).toBeGreaterThan(0n);
+    expect(await books.balance(customer)).toBe(before);
+
+    // The sweeper closes the orphaned hold (here at once; in production past HOLD_SWEEP_AGE_MS).
+    expect(await worker.app.get(HoldSweeper).sweep(0)).toBeGreaterThanOrEqual(1);
+    expect(await books.reserved(customer.accountId)).toBe(0n);
+    expect(await books.usageRecords([requestId])).toEqual([]);
+    expect(await books.balance(customer)).toBe(before);
+
+    // The same money serves the next request, billed once as usual.
+    const next = await gateway.chat(customer.key, { model, messages: userMessages() });
+    expect(next.status).toBe(200);
+    const bills = await books.waitForBills(customer, 1);
+    expect(bills.map((bill) => bill.requestId)).toEqual([requestIdOf(next)]);
+    expect(
+      await eventually(
+        () => books.reserved(customer.accountId),
+        (reserved) => reserved === 0n,
+      ),
+    ).toBe(0n);
+  }, 60_000);
+});

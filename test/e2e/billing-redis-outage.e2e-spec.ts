@@ -1,0 +1,201 @@
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Redis from 'ioredis';
+import { formatUsd } from 'src/common/money/money';
+import { BillingProcessor } from 'src/modules/billing/billing.processor';
+import { HoldSweeper } from 'src/modules/billing/hold-sweeper.service';
+import {
+  Books,
+  costOf,
+  eventually,
+  expectApiError,
+  pricesOf,
+  sleep,
+  usd,
+  userMessages,
+  wireUsageOf,
+} from 'test/e2e/billing-helpers';
+import { composeRedisArgs, OwnRedis, TcpProxy, throughProxy } from 'test/e2e/outage-helpers';
+import { Customer, HttpResult, TestGateway, TestWorker } from 'test/support/gateway';
+
+const INPUT_PRICE = '2.5';
+const OUTPUT_PRICE = '10';
+const prices = pricesOf(INPUT_PRICE, OUTPUT_PRICE);
+const CLIENTS = 6;
+
+/**
+ * A Redis of the test's own, run as docker/compose.yaml runs it, with a TCP proxy in front: the API
+ * and the worker reach it only through the proxy. Tests kill it, restart it, or cut the proxy.
+ */
+describe('billing: Redis dies, restarts, or comes back older', () => {
+  let redis: OwnRedis;
+  let proxy: TcpProxy;
+  let gateway: TestGateway;
+  let worker: TestWorker;
+  let books: Books;
+  let model: string;
+
+  beforeAll(async () => {
+    redis = await OwnRedis.start(composeRedisArgs());
+    proxy = await TcpProxy.start(redis.port);
+    const env = { REDIS_URL: throughProxy(redis.url, proxy) };
+    gateway = await TestGateway.start(env);
+    worker = await TestWorker.start(env);
+    books = await Books.open(gateway);
+    model = await gateway.addModel({ inputPrice: INPUT_PRICE, outputPrice: OUTPUT_PRICE });
+  }, 60_000);
+  afterEach(() => books.expectBalanced());
+  afterAll(async () => {
+    await books.close();
+    await worker.close();
+    await gateway.close();
+    await proxy.close();
+    await redis.close();
+  });
+
+  /** Polls with a completion until Redis answers admissions again (no more 503). */
+  async function waitForAdmissions(customer: Customer): Promise<HttpResult> {
+    return eventually(
+      () => gateway.chat(customer.key, { model, messages: userMessages('Are you back?'), max_tokens: 5 }),
+      (response) => response.status !== 503 && response.status !== 500,
+      20_000,
+      200,
+    );
+  }
+
+  it('should answer 201 to an adjustment committed while Redis is unreachable, and admit on it once Redis returns', async () => {
+    const customer = await gateway.newCustomer({ balance: '0' });
+    // The balance snapshot (zero) is in Redis now.
+    expectApiError(await gateway.chat(customer.key, { model, messages: userMessages() }), 403, {
+      code: 'insufficient_balance',
+    });
+
+    await proxy.cut();
+    let credited: HttpResult;
+    try {
+      credited = await gateway.admin('POST', `/admin/accounts/${customer.accountId}/adjustments`, {
+        amount: '1',
+        reason: 'credit while Redis is away',
+      });
+    } finally {
+      await proxy.restore();
+    }
+
+    expect({ status: credited.status, amount: credited.body.entry?.amount, balance: credited.body.balance }).toEqual({
+      status: 201,
+      amount: '1',
+      balance: '1',
+    });
+    expect(await books.balance(customer)).toBe(usd('1'));
+    // The same Redis comes back (no restart, same epoch): only the pushed balance can admit this.
+    const admitted = await eventually(
+      () => gateway.chat(customer.key, { model, messages: userMessages() }),
+      (response) => response.status === 200,
+      15_000,
+      250,
+    );
+    expect(admitted.status).toBe(200);
+    const expected = usd('1') - costOf(prices, wireUsageOf(admitted.body.usage));
+    expect(formatUsd(await books.waitForBalance(customer, expected))).toBe(formatUsd(expected));
+  }, 40_000);
+
+  it('should bill every answered request exactly once after Redis is SIGKILLed under load and restarts from its AOF', async () => {
+    const customer = await gateway.newCustomer({ balance: '100' });
+    const before = await books.balance(customer);
+    const answers: { status: number; requestId: string; cost: bigint }[] = [];
+    let running = true;
+    const clients = Array.from({ length: CLIENTS }, async (_, client) => {
+      for (let i = 0; running; i++) {
+        const response = await gateway.chat(customer.key, { model, messages: userMessages(`client ${client} #${i}`) });
+        answers.push({
+          status: response.status,
+          requestId: response.headers.get('x-request-id') ?? '',
+          cost: response.status === 200 ? costOf(prices, wireUsageOf(response.body.usage)) : 0n,
+        });
+      }
+    });
+    const consumer = worker.app.get(BillingProcessor).worker;
+    try {
+      await sleep(700);
+      // Settlement falls behind (as under a burst): the kill finds usage recorded and not settled.
+      await consumer.pause();
+      await sleep(500);
+      await redis.kill();
+      await sleep(1_000);
+      await redis.restart();
+      consumer.resume();
+      await sleep(1_500);
+    } finally {
+      running = false;
+      consumer.resume();
+      await Promise.all(clients);
+    }
+
+    const answered = answers.filter((answer) => answer.status === 200);
+    expect(answered.length).toBeGreaterThan(CLIENTS * 2);
+    const answeredIds = answered.map((answer) => answer.requestId);
+    const records = await eventually(
+      () => books.usageRecords(answeredIds),
+      (found) => found.length === answeredIds.length,
+      30_000,
+      200,
+    );
+    expect(records.map((record) => record.request_id).sort()).toEqual([...answeredIds].sort());
+    // Billed beyond the 200s: only requests whose client got an error (a recording whose reply was lost).
+    await sleep(1_000);
+    const billedIds = (await books.usageRecordsOf(customer.accountId)).map((record) => record.request_id);
+    const failedIds = new Set(answers.filter((answer) => answer.status !== 200).map((answer) => answer.requestId));
+    expect(billedIds.filter((id) => !answeredIds.includes(id) && !failedIds.has(id))).toEqual([]);
+    const charged = (await books.usageRecordsOf(customer.accountId)).reduce((sum, r) => sum + BigInt(r.charged), 0n);
+    expect(charged).toBeGreaterThanOrEqual(answered.reduce((sum, answer) => sum + answer.cost, 0n));
+    expect(formatUsd(await books.balance(customer))).toBe(formatUsd(before - charged));
+    // Holds of requests cut off by the kill are released by the sweeper, at the latest.
+    await worker.app.get(HoldSweeper).sweep(0);
+    expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
+  }, 90_000);
+
+  it('should reload balances from Postgres when Redis comes back from an older copy', async () => {
+    const customer = await gateway.newCustomer({ balance: '1' });
+    const first = await gateway.chat(customer.key, { model, messages: userMessages() });
+    expect(first.status).toBe(200);
+    const settled = usd('1') - costOf(prices, wireUsageOf(first.body.usage));
+    expect(await books.waitForBalance(customer, settled)).toBe(settled);
+    expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
+    // A copy of Redis now, while its snapshot holds this balance.
+    const direct = new Redis(redis.url);
+    await direct.save();
+    await direct.quit();
+    const copy = mkdtempSync(join(tmpdir(), 'gw-redis-old-'));
+    copyFileSync(join(redis.dir, 'dump.rdb'), join(copy, 'dump.rdb'));
+
+    // Spent down to a millionth of a dollar since the copy (an operator's debit; any charge would do).
+    const debit = settled - usd('0.000001');
+    const debited = await gateway.admin('POST', `/admin/accounts/${customer.accountId}/adjustments`, {
+      amount: `-${formatUsd(debit)}`,
+      reason: 'spent',
+    });
+    expect(debited.status).toBe(201);
+    expectApiError(await gateway.chat(customer.key, { model, messages: userMessages() }), 403, {
+      code: 'insufficient_balance',
+    });
+
+    // Only the API's admissions matter here (a worker is restarted after such a restore).
+    await worker.close();
+    try {
+      await redis.kill();
+      await redis.restart(copy, ['--appendonly', 'no']);
+      const sentUpstream = gateway.mock.requests.length;
+
+      const afterRestore = await waitForAdmissions(customer);
+
+      // The restored snapshot said $0.99…; Postgres says $0.000001.
+      expectApiError(afterRestore, 403, { code: 'insufficient_balance' });
+      expect(gateway.mock.requests.length).toBe(sentUpstream);
+      expect(await books.balance(customer)).toBe(usd('0.000001'));
+    } finally {
+      worker = await TestWorker.start({ REDIS_URL: throughProxy(redis.url, proxy) });
+      rmSync(copy, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

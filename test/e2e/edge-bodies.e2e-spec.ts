@@ -1,0 +1,144 @@
+import { sendLargeBody, RawExchange } from 'test/e2e/edge-helpers';
+import { expectApiError, userMessage } from 'test/e2e/v1-helpers';
+import { Customer, HttpResult, TestGateway } from 'test/support/gateway';
+
+const MB = 1024 * 1024;
+/** The default BODY_LIMIT_BYTES (20 MB) and a body over it, as an image-heavy client might send. */
+const OVERSIZED_BYTES = 25 * MB;
+
+const asResult = (exchange: RawExchange): HttpResult => ({
+  status: exchange.status ?? 0,
+  headers: new Headers(exchange.headers),
+  body: exchange.body,
+  text: '',
+});
+
+function expectPayloadTooLarge(exchange: RawExchange): void {
+  expectApiError(asResult(exchange), 413, { type: 'invalid_request_error', code: 'payload_too_large', param: null });
+}
+
+describe('request bodies at the edge', () => {
+  let gateway: TestGateway;
+  let customer: Customer;
+  let model: string;
+
+  beforeAll(async () => {
+    gateway = await TestGateway.start();
+    model = await gateway.addModel();
+    customer = await gateway.newCustomer({ balance: '10' });
+  });
+  afterAll(() => gateway.close());
+
+  const completionHeaders = () => ({ authorization: `Bearer ${customer.key}`, 'content-type': 'application/json' });
+
+  describe('over BODY_LIMIT_BYTES on /v1', () => {
+    it('should answer 413 to a client still writing a body with a Content-Length, without resetting it', async () => {
+      const exchange = await sendLargeBody(gateway.url, {
+        method: 'POST',
+        path: '/v1/chat/completions',
+        headers: completionHeaders(),
+        bodyBytes: OVERSIZED_BYTES,
+        pauseMs: 1,
+      });
+
+      expectPayloadTooLarge(exchange);
+      expect(exchange.error).toBeNull();
+      expect(exchange.sent).toBe(OVERSIZED_BYTES);
+      // Answered from the Content-Length, long before the body was sent.
+      expect(exchange.sentBeforeAnswer).toBeLessThan(OVERSIZED_BYTES / 2);
+      expect(exchange.headers['x-request-id']).toMatch(/^req_/);
+    }, 60_000);
+
+    it('should answer 413 to a chunked body once it passes the limit, without resetting the client', async () => {
+      const exchange = await sendLargeBody(gateway.url, {
+        method: 'POST',
+        path: '/v1/chat/completions',
+        headers: completionHeaders(),
+        bodyBytes: OVERSIZED_BYTES,
+        chunked: true,
+        pauseMs: 1,
+      });
+
+      expectPayloadTooLarge(exchange);
+      expect(exchange.error).toBeNull();
+      expect(exchange.sent).toBe(OVERSIZED_BYTES);
+    }, 60_000);
+
+    it('should serve the next request on the same server after an oversized one', async () => {
+      const response = await gateway.chat(customer.key, { model, messages: userMessage() });
+
+      expect(response.status).toBe(200);
+    });
+  });
+
+  describe('the API key is checked before the body is read', () => {
+    it.each([
+      ['an unknown key', { authorization: 'Bearer sk-not-a-real-key-0123456789' }],
+      ['no key', {}],
+    ])(
+      'should answer 401 to %s while the client is still sending a huge body',
+      async (_case, auth) => {
+        const exchange = await sendLargeBody(gateway.url, {
+          method: 'POST',
+          path: '/v1/chat/completions',
+          headers: { ...auth, 'content-type': 'application/json' },
+          // Under the limit, so only the key can refuse it early.
+          bodyBytes: 19 * MB,
+          stopWhenAnswered: true,
+          chunkBytes: 16 * 1024,
+          pauseMs: 20,
+        });
+
+        expectApiError(asResult(exchange), 401, {
+          type: 'invalid_request_error',
+          code: 'invalid_api_key',
+          param: null,
+        });
+        // The answer came while most of the body was still unsent: the server did not wait for it.
+        expect(exchange.sentBeforeAnswer).toBeLessThan(4 * MB);
+        expect(exchange.error).toBeNull();
+      },
+      60_000,
+    );
+
+    it('should still accept a body of a few hundred kilobytes with a valid key', async () => {
+      const response = await gateway.chat(customer.key, {
+        model,
+        messages: userMessage(`Say hi ${'padding '.repeat(40_000)}`),
+      });
+
+      expect(response.status).toBe(200);
+    });
+  });
+
+  describe('routes outside /v1 take small bodies only', () => {
+    it('should answer 413 to a /console/auth body over 16 KB', async () => {
+      const response = await gateway.call('POST', '/console/auth/login', {
+        body: { email: 'someone@example.com', password: 'p'.repeat(20 * 1024) },
+      });
+
+      expectApiError(response, 413, { type: 'invalid_request_error', code: 'payload_too_large', param: null });
+    });
+
+    it('should still process a /console/auth body under 16 KB', async () => {
+      // JSON whitespace pads it to 8 KB without tripping the fields' own length checks.
+      const padded = JSON.stringify({ email: 'nobody@example.com', password: 'password-123' }) + ' '.repeat(8 * 1024);
+      const response = await gateway.call('POST', '/console/auth/login', { body: padded });
+
+      expectApiError(response, 401, { type: 'invalid_request_error', code: 'invalid_credentials', param: null });
+    });
+
+    it('should answer 413 to a console or admin body over 64 KB', async () => {
+      const filler = 'x'.repeat(100 * 1024);
+      const consoleResponse = await gateway.call('POST', '/console/keys', {
+        token: customer.token,
+        body: { name: filler },
+      });
+      const adminResponse = await gateway.admin('PUT', '/admin/channels/too-big', { baseUrl: filler });
+
+      for (const response of [consoleResponse, adminResponse]) {
+        expectApiError(response, 413, { type: 'invalid_request_error', code: 'payload_too_large', param: null });
+      }
+    });
+  });
+});
