@@ -3,6 +3,7 @@ import { countTextTokens, requestTokenBudget, TokenBudget } from 'src/modules/bi
 
 // A hold must cover the worst case, so the prompt estimate errs high: tokenizers differ between
 // model families, and chat framing adds a few tokens per message.
+// Per message: the template's start, role, separator and end tokens (OpenAI's own recipe counts 3 + the role).
 const PER_MESSAGE_OVERHEAD = 4;
 const PER_REQUEST_OVERHEAD = 3;
 // Every JSON value of a structured field (tools, schemas, tool calls, parts) also pays for its quotes,
@@ -79,6 +80,15 @@ function messagesTokens(messages: unknown[], budget: TokenBudget, options: Promp
       continue;
     }
     for (const [field, value] of Object.entries(message)) {
+      if (field === 'role' && typeof value === 'string') {
+        // Chat templates render the role, not its key; the per-message overhead covers it (validated roles are short).
+        continue;
+      }
+      if (field === 'content' && typeof value === 'string') {
+        // Rendered as the message's text, without key or quotes.
+        tokens += countTextTokens(value, budget);
+        continue;
+      }
       tokens += countTextTokens(field, budget);
       if (field === 'content' && Array.isArray(value)) {
         tokens += value.reduce((sum: number, part) => sum + partTokens(part, budget), 0);
