@@ -1,4 +1,4 @@
-import { dataUriImageSize, tiledImageTokens, WORST_IMAGE_TOKENS } from 'src/modules/billing/image-tokens';
+import { dataUriImageSize, imageTokens } from 'src/modules/billing/image-tokens';
 
 const dataUri = (type: string, bytes: Buffer) => `data:image/${type};base64,${bytes.toString('base64')}`;
 
@@ -57,19 +57,18 @@ describe(dataUriImageSize.name, () => {
   });
 });
 
-describe(tiledImageTokens.name, () => {
-  it.each([
-    [1024, 1024, 765],
-    [2048, 4096, 1105],
-    [512, 512, 255],
-    [4096, 8192, 1105],
-    [100, 20_000, 765],
-    [1, 1, 255],
-  ])('should price %i×%i at OpenAI’s %i tokens', (width, height, tokens) => {
-    expect(tiledImageTokens({ width, height })).toBe(tokens);
+describe(imageTokens.name, () => {
+  const url = dataUri('png', png(1024, 1024));
+
+  it('should price an image of known size by its detail', () => {
+    expect(imageTokens({ url, detail: 'high' }, ['gpt-4o'])).toBe(765);
+    expect(imageTokens({ url, detail: 'low' }, ['gpt-4o'])).toBe(85);
+    expect(imageTokens({ url, detail: 'low' }, ['gpt-4o-mini'])).toBe(2833);
   });
 
-  it('should never price an image above the worst case', () => {
-    expect(tiledImageTokens({ width: 2 ** 32 - 1, height: 3 })).toBeLessThanOrEqual(WORST_IMAGE_TOKENS);
+  it('should price a URL or a malformed part at the worst case', () => {
+    expect(imageTokens({ url: 'https://example.com/cat.png' }, ['gpt-4o'])).toBe(1445);
+    expect(imageTokens('not an object', ['gpt-4o'])).toBe(1445);
+    expect(imageTokens({ url: 'data:image/png;base64,AAAA' }, ['anthropic'])).toBe(1600);
   });
 });

@@ -1,44 +1,22 @@
-/*
- * What an image in a prompt costs, by OpenAI's published formula for its vision models: `detail: low`
- * is 85 tokens; otherwise the image is scaled to fit 2048×2048, then so that its shortest side is at
- * most 768, and costs 85 + 170 per 512-pixel tile. When the size is unknown (an http URL, a header we
- * cannot read) the hold takes the largest: 8 tiles.
- */
-const BASE_TOKENS = 85;
-const TILE_TOKENS = 170;
-const TILE = 512;
-const FIT = 2048;
-const SHORT_SIDE = 768;
-export const WORST_IMAGE_TOKENS = BASE_TOKENS + TILE_TOKENS * 8;
+import { ImageFamily, ImageSize, maxImageTokens } from 'src/modules/billing/image-families';
+
+// How each upstream bills an image, and why the hold takes the largest: see image-families.ts.
 
 // Reading a header never decodes more than this, and a JPEG's segments are followed at most this often.
 const HEAD_BYTES = 32;
 const MAX_JPEG_SEGMENTS = 64;
 
-export interface ImageSize {
-  width: number;
-  height: number;
-}
-
-/** Tokens of an image part's `image_url` object; any malformed value costs the worst case. */
-export function imageTokens(imageUrl: unknown): number {
+/**
+ * Tokens of an image part's `image_url` object at the most these formulas bill for it: its size read
+ * from a data URI's header, or unknown (the formula's worst case) for a URL or anything malformed.
+ */
+export function imageTokens(imageUrl: unknown, families: readonly ImageFamily[]): number {
   const { url, detail } = (typeof imageUrl === 'object' && imageUrl !== null ? imageUrl : {}) as Record<
     string,
     unknown
   >;
-  if (detail === 'low') {
-    return BASE_TOKENS;
-  }
   const size = typeof url === 'string' && url.startsWith('data:') ? dataUriImageSize(url) : null;
-  return size ? tiledImageTokens(size) : WORST_IMAGE_TOKENS;
-}
-
-export function tiledImageTokens({ width, height }: ImageSize): number {
-  const fit = Math.min(1, FIT / Math.max(width, height));
-  const scale = fit * Math.min(1, SHORT_SIDE / (Math.min(width, height) * fit));
-  // Sides rounded up, so no rounding of the provider's can make a tile we did not count.
-  const tiles = Math.ceil(Math.ceil(width * scale) / TILE) * Math.ceil(Math.ceil(height * scale) / TILE);
-  return Math.min(BASE_TOKENS + TILE_TOKENS * tiles, WORST_IMAGE_TOKENS);
+  return maxImageTokens(families, size, detail === 'low');
 }
 
 /** Width and height from the header of a base64 PNG, GIF, WebP or JPEG data URI; null when unreadable. */

@@ -12,15 +12,23 @@ import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
 import { BalanceGate, HoldResult } from 'src/modules/ledger/balance-gate';
 import { BillingQueue } from 'src/modules/billing/billing.queue';
 import { usageCost } from 'src/modules/billing/pricing';
-import { ChatRequest, outputTokenCap } from 'src/modules/chat-completions/chat-request.validator';
+import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
 import { CompletionMeter, MeteredResult } from 'src/modules/chat-completions/completion-meter';
 import { TokenUsage } from 'src/modules/chat-completions/upstream/provider-adapter';
+
+/** The most tokens the upstream can bill for a request: what admission holds. */
+export interface AdmissionEstimate {
+  promptTokens: number;
+  /** The output cap over all choices, plus what else the upstream bills as output (rejected prediction tokens). */
+  completionTokens: number;
+}
 
 interface MeterContext {
   principal: ApiKeyPrincipal;
   requestId: string;
   chat: ChatRequest;
-  promptEstimate: number;
+  held: AdmissionEstimate;
+  hold: bigint;
   receivedAt: Date;
 }
 
@@ -43,11 +51,11 @@ export class MeteringService {
     principal: ApiKeyPrincipal,
     requestId: string,
     chat: ChatRequest,
-    promptEstimate: number,
+    held: AdmissionEstimate,
     /** Told the usage being recorded (in the same Redis write), e.g. to correct the tokens-per-minute count. */
     onRecorded: (usage: TokenUsage) => void,
   ): Promise<CompletionMeter> {
-    const hold = usageCost(chat.model, promptEstimate, outputTokenCap(chat));
+    const hold = usageCost(chat.model, held.promptTokens, held.completionTokens);
     const result = await this.hold(principal.accountId, requestId, hold).catch((error: Error) => {
       // Without a hold nothing can be billed safely, so nothing is relayed.
       this.logger.error({ err: error.message, reqId: requestId }, 'balance hold failed');
@@ -62,7 +70,7 @@ export class MeteringService {
         `Insufficient balance: this request may cost up to $${formatUsd(hold)} and $${formatUsd(available < 0n ? 0n : available)} is available. Top up, or lower max_tokens.`,
       );
     }
-    const context: MeterContext = { principal, requestId, chat, promptEstimate, receivedAt: new Date() };
+    const context: MeterContext = { principal, requestId, chat, held, hold, receivedAt: new Date() };
     let recorded = false;
     return {
       record: async (outcome) => {
@@ -101,9 +109,12 @@ export class MeteringService {
     // Our tokenizer may count differently from the upstream's: an estimate never exceeds what the
     // upstream was allowed to generate, which is also what the hold covered.
     const usage = result.usage ?? {
-      promptTokens: context.promptEstimate,
-      completionTokens: Math.min(result.deliveredTokens(), outputTokenCap(chat)),
+      promptTokens: context.held.promptTokens,
+      completionTokens: Math.min(result.deliveredTokens(), context.held.completionTokens),
     };
+    if (result.usage) {
+      this.reportUsageAboveHold(context, result.usage);
+    }
     if (result.status !== 'completed' && usage.completionTokens === 0) {
       // Cut off before a single token reached the client: like any error, it costs nothing.
       onRecorded(usage);
@@ -134,6 +145,31 @@ export class MeteringService {
     });
     this.queue.requestSettlement();
     return usage;
+  }
+
+  /**
+   * The upstream's usage is billed as reported, and settlement charges at most what is left (logging the
+   * shortfall). Usage above the hold means the estimate missed something the upstream bills: say so,
+   * with the counts only, so that it can be fixed.
+   */
+  private reportUsageAboveHold({ chat, requestId, held, hold }: MeterContext, usage: TokenUsage): void {
+    const cost = usageCost(chat.model, usage.promptTokens, usage.completionTokens);
+    if (cost <= hold && usage.completionTokens <= held.completionTokens) {
+      return;
+    }
+    this.logger.warn(
+      {
+        reqId: requestId,
+        modelId: chat.model.id,
+        promptTokens: usage.promptTokens,
+        completionTokens: usage.completionTokens,
+        heldPromptTokens: held.promptTokens,
+        heldCompletionTokens: held.completionTokens,
+        cost: cost.toString(),
+        hold: hold.toString(),
+      },
+      'upstream usage exceeds the hold',
+    );
   }
 
   /** Nothing was delivered: the hold goes back, nothing is billed. False when it stayed. */

@@ -1,13 +1,15 @@
 import { countTokens } from 'gpt-tokenizer/cjs/encoding/cl100k_base';
-import { WORST_IMAGE_TOKENS } from 'src/modules/billing/image-tokens';
 import {
   countCompletionTokens,
   estimatePromptTokens,
+  estimateRequest,
   estimateRequestTokens,
 } from 'src/modules/billing/token-estimator';
 import { SeededRandom } from 'test/support/seeded-random';
 
-const options = { audioReferenceTokens: 4096 };
+// Images priced as gpt-4o does: OpenAI's published examples below.
+const options = { audioReferenceTokens: 4096, imageFamilies: ['gpt-4o' as const] };
+const WORST_GPT_4O_IMAGE = 85 + 170 * 8;
 const plain = (text: string) => countTokens(text, { disallowedSpecial: new Set() });
 const estimate = (body: Record<string, unknown>) => estimateRequestTokens(body, options);
 const base = { model: 'm', messages: [{ role: 'user', content: 'Hi' }] };
@@ -92,8 +94,17 @@ describe(estimateRequestTokens.name, () => {
     expect(tokensOf(png(2048, 4096))).toBeGreaterThanOrEqual(1105);
     expect(tokensOf(png(100, 100), 'low')).toBeLessThan(100);
     expect(tokensOf(png(100, 100))).toBeLessThan(300);
-    expect(tokensOf('https://example.com/cat.png')).toBeGreaterThanOrEqual(WORST_IMAGE_TOKENS);
-    expect(tokensOf('data:image/png;base64,AAAA')).toBeGreaterThanOrEqual(WORST_IMAGE_TOKENS);
+    expect(tokensOf('https://example.com/cat.png')).toBeGreaterThanOrEqual(WORST_GPT_4O_IMAGE);
+    expect(tokensOf('data:image/png;base64,AAAA')).toBeGreaterThanOrEqual(WORST_GPT_4O_IMAGE);
+  });
+
+  it('should hold an image at the most expensive formula when the upstream is not known', () => {
+    const lowImage = { type: 'image_url', image_url: { url: 'https://example.com/cat.png', detail: 'low' } };
+    const body = { model: 'm', messages: [{ role: 'user', content: [lowImage] }] };
+    const unknownUpstream = estimateRequestTokens(body, { audioReferenceTokens: 0 });
+    // gpt-4o-mini alone bills 2,833 for a detail:low image.
+    expect(unknownUpstream).toBeGreaterThan(2_833);
+    expect(estimate(body)).toBeLessThan(200);
   });
 
   it('should price audio and files by their decoded size', () => {
@@ -115,6 +126,19 @@ describe(estimateRequestTokens.name, () => {
       expect(performance.now() - started).toBeLessThan(40);
       expect(estimated).toBeGreaterThanOrEqual(Buffer.byteLength(content) / 8);
     }
+  });
+});
+
+describe(estimateRequest.name, () => {
+  it('should give the prediction apart, at least its cl100k count, so it can be held as output', () => {
+    const content = 'const answer = computeTheAnswer(42);\n'.repeat(300);
+    const { promptTokens, predictionTokens } = estimateRequest(
+      { ...base, prediction: { type: 'content', content } },
+      options,
+    );
+    expect(predictionTokens).toBeGreaterThanOrEqual(plain(content));
+    expect(promptTokens).toBeGreaterThan(estimate(base));
+    expect(estimateRequest(base, options).predictionTokens).toBe(0);
   });
 });
 

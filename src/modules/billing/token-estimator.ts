@@ -1,3 +1,4 @@
+import { ALL_IMAGE_FAMILIES, ImageFamily } from 'src/modules/billing/image-families';
 import { imageTokens } from 'src/modules/billing/image-tokens';
 import { countTextTokens, requestTokenBudget, TokenBudget } from 'src/modules/billing/text-tokens';
 
@@ -38,25 +39,56 @@ const isObject = (value: unknown): value is Json =>
 export interface PromptEstimateOptions {
   /** What an earlier audio answer referenced by id (`messages[].audio.id`) may have cost: the model's output cap. */
   audioReferenceTokens: number;
+  /** How the upstreams behind the model bill images (imageFamiliesOf its routes); every known formula when absent. */
+  imageFamilies?: readonly ImageFamily[];
 }
+
+export interface RequestEstimate {
+  /** At least what the upstream can bill as input. */
+  promptTokens: number;
+  /**
+   * The tokens of `prediction`, per choice. OpenAI bills the rejected ones as completion tokens, at the
+   * output price and beyond max_tokens, so the hold adds them to the output cap. (They stay in the
+   * prompt too: other dialects may render the field into the prompt.)
+   */
+  predictionTokens: number;
+}
+
+type Options = Required<PromptEstimateOptions>;
 
 /**
  * Prompt tokens of a validated request body, at least what the upstream can bill for it, plus a 10%
  * margin: every field of every message, images by their size and `detail`, audio and files by their
  * size, and the top-level fields rendered into the prompt (tools, functions, response_format …) as
- * their JSON text.
+ * their JSON text. The prediction's tokens are also given apart, with the same margin.
  * Linear in the body's size: see text-tokens.ts.
  */
-export function estimateRequestTokens(body: Json, options: PromptEstimateOptions): number {
+export function estimateRequest(body: Json, options: PromptEstimateOptions): RequestEstimate {
   const budget = requestTokenBudget();
+  const resolved: Options = { ...options, imageFamilies: options.imageFamilies ?? ALL_IMAGE_FAMILIES };
   let tokens = PER_REQUEST_OVERHEAD;
+  let predictionTokens = 0;
   for (const [field, value] of Object.entries(body)) {
     if (field === 'messages' && Array.isArray(value)) {
-      tokens += messagesTokens(value, budget, options);
+      tokens += messagesTokens(value, budget, resolved);
     } else if (PROMPT_FIELDS.has(field)) {
-      tokens += countTextTokens(field, budget) + valueTokens(value, budget);
+      const fieldTokens = countTextTokens(field, budget) + valueTokens(value, budget);
+      tokens += fieldTokens;
+      predictionTokens = field === 'prediction' ? fieldTokens : predictionTokens;
     }
   }
+  return {
+    promptTokens: withMargin(tokens),
+    predictionTokens: predictionTokens > 0 ? withMargin(predictionTokens) : 0,
+  };
+}
+
+/** The prompt tokens of estimateRequest. */
+export function estimateRequestTokens(body: Json, options: PromptEstimateOptions): number {
+  return estimateRequest(body, options).promptTokens;
+}
+
+function withMargin(tokens: number): number {
   return Number((BigInt(tokens) * SAFETY_NUMERATOR) / SAFETY_DENOMINATOR) + 1;
 }
 
@@ -71,7 +103,7 @@ export function countCompletionTokens(text: string): number {
   return countTextTokens(text, requestTokenBudget());
 }
 
-function messagesTokens(messages: unknown[], budget: TokenBudget, options: PromptEstimateOptions): number {
+function messagesTokens(messages: unknown[], budget: TokenBudget, options: Options): number {
   let tokens = 0;
   for (const message of messages) {
     tokens += PER_MESSAGE_OVERHEAD;
@@ -91,7 +123,7 @@ function messagesTokens(messages: unknown[], budget: TokenBudget, options: Promp
       }
       tokens += countTextTokens(field, budget);
       if (field === 'content' && Array.isArray(value)) {
-        tokens += value.reduce((sum: number, part) => sum + partTokens(part, budget), 0);
+        tokens += value.reduce((sum: number, part) => sum + partTokens(part, budget, options.imageFamilies), 0);
       } else if (field === 'audio' && isObject(value) && typeof value.id === 'string') {
         tokens += options.audioReferenceTokens + valueTokens(value, budget);
       } else {
@@ -102,14 +134,14 @@ function messagesTokens(messages: unknown[], budget: TokenBudget, options: Promp
   return tokens;
 }
 
-function partTokens(part: unknown, budget: TokenBudget): number {
+function partTokens(part: unknown, budget: TokenBudget, imageFamilies: readonly ImageFamily[]): number {
   if (!isObject(part)) {
     return valueTokens(part, budget);
   }
   const { image_url: imageUrl, input_audio: audio, file, ...rest } = part;
   let tokens = valueTokens(rest, budget);
   if (imageUrl !== undefined) {
-    tokens += PER_VALUE_OVERHEAD + imageTokens(imageUrl);
+    tokens += PER_VALUE_OVERHEAD + imageTokens(imageUrl, imageFamilies);
   }
   if (audio !== undefined) {
     const data = isObject(audio) ? audio.data : undefined;

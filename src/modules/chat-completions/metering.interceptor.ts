@@ -6,8 +6,9 @@ import { ApiKeyPrincipal, AuthenticatedRequest } from 'src/common/decorators/aut
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { inOneWrite } from 'src/common/redis/one-write';
 import { REDIS } from 'src/common/redis/redis.tokens';
-import { MeteringService } from 'src/modules/billing/metering.service';
-import { estimateRequestTokens } from 'src/modules/billing/token-estimator';
+import { imageFamiliesOf } from 'src/modules/billing/image-families';
+import { AdmissionEstimate, MeteringService } from 'src/modules/billing/metering.service';
+import { estimateRequest } from 'src/modules/billing/token-estimator';
 import { ChatCompletionsService } from 'src/modules/chat-completions/chat-completions.service';
 import { ChatRequest, outputTokenCap } from 'src/modules/chat-completions/chat-request.validator';
 import { CompletionMeter } from 'src/modules/chat-completions/completion-meter';
@@ -48,17 +49,22 @@ export class MeteringInterceptor implements NestInterceptor {
     const chat = this.chats.prepare(request.body);
     const principal = request.principal as ApiKeyPrincipal;
     const body = request.body as Record<string, unknown>;
-    const promptEstimate = estimateRequestTokens(body, { audioReferenceTokens: chat.model.maxOutputTokens });
-    const estimate = promptEstimate + outputTokenCap(chat);
+    const { promptTokens, predictionTokens } = estimateRequest(body, {
+      audioReferenceTokens: chat.model.maxOutputTokens,
+      imageFamilies: imageFamiliesOf(chat.model.routes),
+    });
+    // Rejected prediction tokens are billed as output, on top of max_tokens, for every choice.
+    const held: AdmissionEstimate = {
+      promptTokens,
+      completionTokens: outputTokenCap(chat) + predictionTokens * chat.n,
+    };
     const reply = context.switchToHttp().getResponse<FastifyReply>();
     // From here on a hang-up (or the deadline) frees the slot, the queue place and the upstream call at once.
     const lifetime = new RequestLifetime(reply.raw, this.config.relay.maxRequestMs);
-    const admitted = await this.admit(request, reply, chat, principal, promptEstimate, estimate).catch(
-      (error: unknown) => {
-        lifetime.end();
-        throw error;
-      },
-    );
+    const admitted = await this.admit(request, reply, chat, principal, held).catch((error: unknown) => {
+      lifetime.end();
+      throw error;
+    });
     const { tokens, meter } = admitted;
     const giveBack = async () => {
       if (await meter.release()) {
@@ -95,8 +101,7 @@ export class MeteringInterceptor implements NestInterceptor {
     reply: FastifyReply,
     chat: ChatRequest,
     principal: ApiKeyPrincipal,
-    promptEstimate: number,
-    estimate: number,
+    held: AdmissionEstimate,
   ): Promise<{ tokens: TokenAdmission; meter: CompletionMeter }> {
     // Usage is recorded long after admission; by then the token admission is known.
     const admitted: { tokens?: TokenAdmission } = {};
@@ -105,8 +110,8 @@ export class MeteringInterceptor implements NestInterceptor {
     const [requests, tokens, meter] = await inOneWrite(this.redis, () =>
       Promise.allSettled([
         windows ? this.requestLimiter.admit(windows, (headers) => void reply.headers(headers)) : undefined,
-        this.admitTokens(request, chat, estimate),
-        this.metering.admit(principal, request.id, chat, promptEstimate, onRecorded),
+        this.admitTokens(request, chat, held.promptTokens + held.completionTokens),
+        this.metering.admit(principal, request.id, chat, held, onRecorded),
       ]),
     );
     if (requests.status === 'rejected' || tokens.status === 'rejected' || meter.status === 'rejected') {
