@@ -47,6 +47,8 @@ interface MockControl {
   oversizeBytes?: number;
   /** How many normal events come before the oversized one. */
   oversizeAfter: number;
+  /** Completion tokens billed beyond the reply, as OpenAI bills a prediction's rejected tokens. */
+  rejectedPredictionTokens: number;
 }
 
 interface Completion {
@@ -57,6 +59,7 @@ interface Completion {
   finishReason: 'stop' | 'length';
   n: number;
   promptTokens: number;
+  rejectedPredictionTokens: number;
 }
 
 type Route = 'chat' | 'models' | 'hang' | 'not_found' | { status: number; code?: string };
@@ -163,6 +166,7 @@ function readControl(body: unknown, state: ServerState): MockControl {
     errorCode: typeof mock.error_code === 'string' ? mock.error_code : undefined,
     oversizeBytes: nonNegativeInt(mock.oversize_bytes),
     oversizeAfter: nonNegativeInt(mock.oversize_after) ?? 0,
+    rejectedPredictionTokens: nonNegativeInt(mock.rejected_prediction_tokens) ?? 0,
   };
 }
 
@@ -179,6 +183,7 @@ function buildCompletion(state: ServerState, body: Json, control: MockControl): 
     finishReason: truncated ? 'length' : 'stop',
     n: Math.max(1, nonNegativeInt(body.n) ?? 1),
     promptTokens: countMockPromptTokens(body.messages),
+    rejectedPredictionTokens: control.rejectedPredictionTokens,
   };
 }
 
@@ -187,11 +192,14 @@ function envelope(c: Completion, object: string): Json {
 }
 
 function usageOf(c: Completion): Json {
-  const completionTokens = c.pieces.length * c.n;
+  const completionTokens = c.pieces.length * c.n + c.rejectedPredictionTokens;
   return {
     prompt_tokens: c.promptTokens,
     completion_tokens: completionTokens,
     total_tokens: c.promptTokens + completionTokens,
+    ...(c.rejectedPredictionTokens > 0
+      ? { completion_tokens_details: { rejected_prediction_tokens: c.rejectedPredictionTokens } }
+      : {}),
   };
 }
 
