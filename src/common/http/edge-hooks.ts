@@ -8,6 +8,7 @@ import { errorLogFields } from 'src/common/filters/error-log-fields';
 import { bodyLimitFor, discardUnreadBody } from 'src/common/http/body-limits';
 import { AppConfig } from 'src/config/app-config';
 import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
+import { throttleAddress } from 'src/modules/auth/client-address';
 import { InFlightRequests } from 'src/modules/health/in-flight-requests';
 import { ShutdownState } from 'src/modules/health/shutdown.state';
 
@@ -83,7 +84,7 @@ export function registerEdgeHooks(
     if (!isApiKeyRoute(request)) {
       return done();
     }
-    apiKeys.authenticate(request.headers.authorization).then(
+    apiKeys.authenticate(request.headers.authorization, throttleAddress(request.ip)).then(
       (principal) => {
         (request as AuthenticatedRequest).principal = principal;
         done();
