@@ -43,6 +43,8 @@ export interface AppConfig {
   settlementLeaseMs: number;
   /** Per API process: how many known API keys are kept in memory. */
   apiKeyCacheSize: number;
+  /** Per API process: database lookups of keys it does not know, per client address per minute. */
+  apiKeyMissesPerIpPerMinute: number;
   /**
    * A hold with no recorded usage this old belongs to a dead API process and is released unbilled:
    * every request must end (or be recorded) well before it.
@@ -148,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     relay: { maxRequestMs: maxRequestMs(dto, holdSweepAgeMs), drainTimeoutMs: dto.CLIENT_DRAIN_TIMEOUT_MS ?? 30_000 },
     settlementLeaseMs: dto.SETTLEMENT_LEASE_MS ?? 60_000,
     apiKeyCacheSize: dto.API_KEY_CACHE_SIZE ?? 50_000,
+    apiKeyMissesPerIpPerMinute: dto.API_KEY_MISSES_PER_IP ?? 30,
     holdSweepAgeMs,
   };
 }

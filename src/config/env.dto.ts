@@ -181,6 +181,12 @@ export class EnvDto {
   @IsOptional()
   @Transform(toInt)
   @IsInt()
+  @Min(1)
+  API_KEY_MISSES_PER_IP?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
   @Min(60_000)
   HOLD_SWEEP_AGE_MS?: number;
 }

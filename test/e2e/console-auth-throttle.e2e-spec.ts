@@ -1,6 +1,7 @@
 import Redis from 'ioredis';
 import { randomInt } from 'node:crypto';
-import { expectError, PASSWORD, uniqueEmail } from 'test/e2e/e2e-helpers';
+import { eventually, expectError, PASSWORD, uniqueEmail } from 'test/e2e/e2e-helpers';
+import { TcpProxy, throughProxy } from 'test/e2e/outage-helpers';
 import { HttpResult, TestGateway } from 'test/support/gateway';
 
 /** A fresh client address each call, as a proxy in front of the gateway would report it. */
@@ -152,5 +153,54 @@ describe('console auth throttles', () => {
       }
       expectThrottled(await login(gateway, email, PASSWORD), 900);
     }, 90_000); // up to 30 password checks one after another, at low priority on a busy machine
+  });
+
+  describe('while Redis cannot answer', () => {
+    let gateway: TestGateway;
+    let proxy: TcpProxy;
+    let email: string;
+
+    beforeAll(async () => {
+      const redisUrl = process.env.REDIS_URL as string;
+      proxy = await TcpProxy.start(Number(new URL(redisUrl).port || 6379));
+      // Completions keep being served during an outage; sign-ins must not go unthrottled with them.
+      gateway = await TestGateway.start({
+        REDIS_URL: throughProxy(redisUrl, proxy),
+        RATE_LIMIT_FAIL_MODE: 'open',
+        TRUST_PROXY: '127.0.0.1',
+      });
+      email = uniqueEmail();
+      expect((await registerFrom(gateway, email, newIp())).status).toBe(201);
+    });
+    afterAll(async () => {
+      await gateway.close();
+      await proxy.close();
+    });
+
+    it('should refuse logins and registrations with 503 and retry-after, not let guesses through unthrottled', async () => {
+      await proxy.cut();
+      try {
+        const answers = [
+          await login(gateway, email, 'wrong-password', newIp()),
+          await login(gateway, email, PASSWORD, newIp()),
+          await registerFrom(gateway, uniqueEmail(), newIp()),
+        ];
+        for (const answer of answers) {
+          expectError(answer, 503, { type: 'server_error', code: 'server_overloaded', param: null });
+          expect(Number(answer.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+          expect(answer.text).not.toContain('accessToken');
+        }
+      } finally {
+        await proxy.restore();
+      }
+
+      const afterOutage = await eventually(
+        () => login(gateway, email, PASSWORD, newIp()),
+        (answer) => answer.status === 200,
+        15_000,
+        200,
+      );
+      expect(afterOutage.status).toBe(200);
+    }, 60_000);
   });
 });

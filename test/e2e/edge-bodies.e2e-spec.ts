@@ -73,14 +73,16 @@ describe('request bodies at the edge', () => {
 
   describe('the API key is checked before the body is read', () => {
     it.each([
-      ['an unknown key', { authorization: 'Bearer sk-not-a-real-key-0123456789' }],
-      ['no key', {}],
+      ['an unknown key', '/v1/chat/completions', { authorization: 'Bearer sk-not-a-real-key-0123456789' }],
+      ['no key', '/v1/chat/completions', {}],
+      // The router decodes %76 ('v') and serves the /v1 route; the URL it keeps is still encoded.
+      ['an unknown key on a percent-encoded path', '/%761/chat/completions', { authorization: 'Bearer sk-nope' }],
     ])(
       'should answer 401 to %s while the client is still sending a huge body',
-      async (_case, auth) => {
+      async (_case, path, auth) => {
         const exchange = await sendLargeBody(gateway.url, {
           method: 'POST',
-          path: '/v1/chat/completions',
+          path,
           headers: { ...auth, 'content-type': 'application/json' },
           // Under the limit, so only the key can refuse it early.
           bodyBytes: 19 * MB,

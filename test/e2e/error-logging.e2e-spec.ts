@@ -1,10 +1,13 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import pino from 'pino';
 import { createApiApp } from 'src/app.factory';
 import { loadConfig } from 'src/config/app-config';
-import { expectError, openDb } from 'test/e2e/e2e-helpers';
+import { hashApiKey } from 'src/modules/api-keys/api-key.secret';
+import { eventually, expectError, openDb } from 'test/e2e/e2e-helpers';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 /** What the API logs about a database error it did not expect. */
 describe('logging of unexpected errors', () => {
@@ -76,5 +79,48 @@ describe('logging of unexpected errors', () => {
       }),
     ]);
     expect(errorLines[0].error.frames.length).toBeGreaterThan(0);
+  });
+
+  it('should log a failed API key lookup without its query or the key hash it was given', async () => {
+    // Well-shaped, so only Postgres can tell it is unknown. The lookup is held by a lock, then cancelled.
+    const key = `sk-${Array.from({ length: 48 }, () => BASE62[randomInt(62)]).join('')}`;
+    const lock = await openDb();
+    await lock.query('BEGIN');
+    await lock.query('LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE');
+    const pending = fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+    try {
+      const cancelled = await eventually(
+        async () =>
+          (
+            await db.query<{ cancelled: boolean }>(
+              `SELECT pg_cancel_backend(pid) AS cancelled FROM pg_stat_activity
+                WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'SELECT%FROM "api_keys"%'`,
+            )
+          ).rows.length,
+        (count) => count > 0,
+        10_000,
+      );
+      expect(cancelled).toBe(1);
+    } finally {
+      await lock.query('COMMIT');
+      await lock.end();
+    }
+    const response = await pending;
+    const body = await response.json();
+    expectError({ status: response.status, headers: response.headers, body, text: '' }, 500, { type: 'server_error' });
+
+    const failures = lines
+      .map((line) => JSON.parse(line) as Record<string, any>)
+      .filter((line) => line.msg === 'api key lookup failed');
+    expect(failures).toEqual([
+      expect.objectContaining({
+        reqId: response.headers.get('x-request-id'),
+        error: expect.objectContaining({ type: 'QueryFailedError', code: '57014' }),
+      }),
+    ]);
+    const logged = JSON.stringify(failures);
+    for (const secret of [hashApiKey(key), key, 'SELECT', 'api_keys', 'parameters']) {
+      expect(logged).not.toContain(secret);
+    }
   });
 });

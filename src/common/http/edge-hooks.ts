@@ -1,12 +1,14 @@
-import { FastifyInstance, FastifyReply, RouteHandlerMethod } from 'fastify';
+import { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { IncomingMessage } from 'node:http';
 import { Logger } from 'pino';
 import { AuthenticatedRequest } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { toApiError } from 'src/common/filters/all-exceptions.filter';
+import { errorLogFields } from 'src/common/filters/error-log-fields';
 import { bodyLimitFor, discardUnreadBody } from 'src/common/http/body-limits';
 import { AppConfig } from 'src/config/app-config';
 import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
+import { throttleAddress } from 'src/modules/auth/client-address';
 import { InFlightRequests } from 'src/modules/health/in-flight-requests';
 import { ShutdownState } from 'src/modules/health/shutdown.state';
 
@@ -30,6 +32,15 @@ const shuttingDown = () =>
 
 /** Probes keep answering while draining: the balancer must see readiness fail, not a refusal. */
 const isProbe = (url: string) => url.startsWith('/health/') || url.startsWith('/metrics');
+
+/**
+ * Whether the request was routed to the API-key surface. The router decodes the path, the URL is left
+ * as sent: `/%761/chat/completions` reaches the /v1 route, so the matched route decides, not the URL.
+ * A request no route matched falls back to its URL (an unknown /v1 path still needs a key).
+ */
+function isApiKeyRoute(request: FastifyRequest): boolean {
+  return (request.routeOptions.url ?? request.url).startsWith('/v1/');
+}
 
 /** A body was announced and has not fully arrived yet. */
 function bodyStillArriving(raw: IncomingMessage): boolean {
@@ -70,10 +81,10 @@ export function registerEdgeHooks(
     }
     // CONTRACT: /v1 is the API-key surface. Checking the key here, before the body is read, means a
     // bad key costs no body parsing; the guard then finds the principal and does not look it up again.
-    if (!request.url.startsWith('/v1/')) {
+    if (!isApiKeyRoute(request)) {
       return done();
     }
-    apiKeys.authenticate(request.headers.authorization).then(
+    apiKeys.authenticate(request.headers.authorization, throttleAddress(request.ip)).then(
       (principal) => {
         (request as AuthenticatedRequest).principal = principal;
         done();
@@ -81,7 +92,8 @@ export function registerEdgeHooks(
       (error: unknown) => {
         const refusal = toApiError(error);
         if (refusal.kind === ErrorKind.Internal) {
-          logger.error({ reqId: request.id, err: error }, 'api key lookup failed');
+          // Only where it came from: a QueryFailedError carries the query and its parameters (the key hash).
+          logger.error({ reqId: request.id, error: errorLogFields(error) }, 'api key lookup failed');
         }
         answer(reply, refusal);
       },

@@ -8,6 +8,7 @@ import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { ApiKeyStatus } from 'src/modules/api-keys/api-key.entity';
 import { hashApiKey, isIssuableApiKey, parseBearerKey } from 'src/modules/api-keys/api-key.secret';
 import { ApiKeysRepository } from 'src/modules/api-keys/api-keys.repository';
+import { LookupBudget } from 'src/modules/api-keys/lookup-budget';
 
 interface KnownKey {
   id: string;
@@ -30,7 +31,8 @@ const TOUCH_INTERVAL_MS = 60_000;
 /**
  * Turns an Authorization header into the key's principal. Known keys are answered from memory,
  * so the hot path makes no database round trip; disable/delete reach every process through Redis.
- * Unknown keys live in a cache of their own, so a flood of made-up keys can never push a real one out.
+ * Unknown keys live in a cache of their own, so a flood of made-up keys can never push a real one out,
+ * and each client address may make only so many lookups of keys that turn out unknown (then 429).
  */
 @Injectable()
 export class ApiKeyAuthenticator {
@@ -42,6 +44,7 @@ export class ApiKeyAuthenticator {
   /** Bumped by every invalidation: a read that started before one may have seen the old status. */
   private generation = 0;
   private readonly maxKnownEntries: number;
+  private readonly missBudget: LookupBudget;
 
   constructor(
     private readonly repository: ApiKeysRepository,
@@ -50,6 +53,7 @@ export class ApiKeyAuthenticator {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.maxKnownEntries = config.apiKeyCacheSize;
+    this.missBudget = new LookupBudget(config.apiKeyMissesPerIpPerMinute);
     bus.on(InvalidationTopic.ApiKey, (keyHash) => this.invalidate(keyHash));
   }
 
@@ -58,7 +62,11 @@ export class ApiKeyAuthenticator {
     this.invalidate(keyHash);
   }
 
-  async authenticate(authorization: string | undefined): Promise<ApiKeyPrincipal> {
+  /**
+   * `clientAddress` (as throttleAddress gives it) bounds the lookups of unknown keys it may cause;
+   * without one (a second check of a request whose key was already looked up) nothing is counted.
+   */
+  async authenticate(authorization: string | undefined, clientAddress?: string): Promise<ApiKeyPrincipal> {
     const secret = parseBearerKey(authorization);
     if (!secret) {
       throw new ApiError(
@@ -68,7 +76,8 @@ export class ApiKeyAuthenticator {
     }
     const keyHash = hashApiKey(secret);
     const cached = this.known.get(keyHash);
-    const key = cached && cached.expiresAt > Date.now() ? cached.key : await this.lookup(secret, keyHash);
+    const key =
+      cached && cached.expiresAt > Date.now() ? cached.key : await this.lookup(secret, keyHash, clientAddress);
     if (!key || key.status === 'deleted') {
       throw new ApiError(ErrorKind.InvalidApiKey, 'Incorrect API key provided.');
     }
@@ -79,21 +88,49 @@ export class ApiKeyAuthenticator {
     return { kind: AuthKind.ApiKey, accountId: key.accountId, keyId: key.id };
   }
 
-  private lookup(secret: string, keyHash: string): Promise<KnownKey | null> | null {
+  private lookup(secret: string, keyHash: string, clientAddress?: string): Promise<KnownKey | null> | null {
     // A key of a shape we never issue cannot be in the database: no query for it.
     if (!isIssuableApiKey(secret) || (this.unknown.get(keyHash) ?? 0) > Date.now()) {
       return null;
     }
     let pending = this.inFlight.get(keyHash);
     if (!pending) {
+      this.spendLookup(clientAddress);
       pending = this.load(keyHash).finally(() => {
         if (this.inFlight.get(keyHash) === pending) {
           this.inFlight.delete(keyHash);
         }
       });
       this.inFlight.set(keyHash, pending);
+      if (clientAddress !== undefined) {
+        // Only unknown keys use the budget up: a key that exists (or a failed query) gives it back.
+        void pending.then(
+          (found) => found && this.missBudget.refund(clientAddress),
+          () => this.missBudget.refund(clientAddress),
+        );
+      }
     }
     return pending;
+  }
+
+  /**
+   * Every made-up key of the right shape costs a query. Past the address's budget the request is
+   * refused without one: 429 with retry-after rather than 401, because a valid key this process has
+   * not cached yet is refused too, and a client told to retry later recovers while one told its key
+   * is wrong does not. A cached valid key never gets here.
+   */
+  private spendLookup(clientAddress: string | undefined): void {
+    const resetMs = clientAddress === undefined ? null : this.missBudget.take(clientAddress);
+    if (resetMs !== null) {
+      const retryAfter = Math.max(1, Math.ceil(resetMs / 1000));
+      throw new ApiError(
+        ErrorKind.RateLimited,
+        `Too many requests with unknown API keys from your network. Retry after ${retryAfter}s.`,
+        null,
+        undefined,
+        { 'retry-after': String(retryAfter) },
+      );
+    }
   }
 
   private async load(keyHash: string): Promise<KnownKey | null> {

@@ -1,7 +1,8 @@
 import { scryptSync } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { hashPassword, verifyPassword } from 'src/modules/auth/password-hasher';
-import { ScryptPool } from 'src/modules/auth/scrypt-pool';
+import { ApiError } from 'src/common/errors/api-error';
+import { ScryptPool, WORKER_SOURCE } from 'src/modules/auth/scrypt-pool';
 
 const OPTIONS = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
 
@@ -44,5 +45,36 @@ describe(ScryptPool.name, () => {
     const salt = Buffer.alloc(16);
     await expect(sut.derive('password', salt, 32, { ...OPTIONS, N: 3 })).rejects.toThrow(/scrypt failed/);
     await expect(sut.derive('password', salt, 32, OPTIONS)).resolves.toHaveLength(32);
+  }, 30_000);
+
+  it('should refuse a hash with 503 when its thread exits without a word, and hash the next on a new thread', async () => {
+    // The real thread, except that this password makes it exit cleanly (no error event) before replying:
+    // its listener runs first, being registered first.
+    const quitter = new ScryptPool(
+      `{
+        const { parentPort } = require('node:worker_threads');
+        parentPort.on('message', ({ password }) => { if (password === 'exit quietly') process.exit(0); });
+      }
+      ${WORKER_SOURCE}`,
+    );
+    const salt = Buffer.alloc(16);
+    try {
+      const [lost, kept] = await Promise.allSettled([
+        quitter.derive('exit quietly', salt, 32, OPTIONS),
+        quitter.derive('password', salt, 32, OPTIONS),
+      ]);
+      expect(lost.status).toBe('rejected');
+      const refusal = (lost as PromiseRejectedResult).reason as ApiError;
+      expect(refusal).toBeInstanceOf(ApiError);
+      expect(refusal.toBody()).toMatchObject({ error: { type: 'server_error', code: 'server_overloaded' } });
+      expect(refusal.status).toBe(503);
+      expect(refusal.headers).toEqual({ 'retry-after': '1' });
+      // The other hash, on a thread of its own, was not affected.
+      expect(kept).toMatchObject({ status: 'fulfilled', value: scryptSync('password', salt, 32, OPTIONS) });
+
+      await expect(quitter.derive('password', salt, 32, OPTIONS)).resolves.toHaveLength(32);
+    } finally {
+      await quitter.close();
+    }
   }, 30_000);
 });

@@ -1,5 +1,6 @@
 import { ScryptOptions } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
+import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 
 /**
  * Niceness of the hashing threads (Linux: per thread). Under CPU contention the scheduler gives a
@@ -10,7 +11,7 @@ const HASHING_NICENESS = 10;
 
 // Plain JavaScript, evaluated, so it runs the same from dist/ and from the TypeScript sources under test.
 // Lowering its own priority needs no privilege; where /proc/thread-self is missing it is skipped.
-const WORKER_SOURCE = `
+export const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { scryptSync } = require('node:crypto');
 try {
@@ -25,6 +26,12 @@ parentPort.on('message', ({ password, salt, keyLength, options }) => {
   }
 });`;
 
+/** What a login whose hashing thread died is told: nothing was decided, a retry gets a new thread. */
+const threadLost = () =>
+  new ApiError(ErrorKind.Overloaded, 'Password check was interrupted. Retry in a moment.', null, undefined, {
+    'retry-after': '1',
+  });
+
 type Reply = { key: Uint8Array; error?: undefined } | { key?: undefined; error: string };
 
 /**
@@ -36,11 +43,19 @@ export class ScryptPool {
   private readonly idle: Worker[] = [];
   private readonly all = new Set<Worker>();
 
+  /** `source` is the thread's script; tests give one that fails in ways scrypt itself does not. */
+  constructor(private readonly source = WORKER_SOURCE) {}
+
   readonly derive = (password: string, salt: Buffer, keyLength: number, options: ScryptOptions): Promise<Buffer> => {
     const worker = this.idle.pop() ?? this.spawn();
     return new Promise<Buffer>((resolve, reject) => {
+      const settle = () => {
+        worker.off('message', onMessage);
+        worker.off('error', onLost);
+        worker.off('exit', onLost);
+      };
       const onMessage = (reply: Reply) => {
-        worker.off('error', onError);
+        settle();
         this.idle.push(worker);
         if (reply.key) {
           resolve(Buffer.from(reply.key.buffer, reply.key.byteOffset, reply.key.byteLength));
@@ -48,14 +63,16 @@ export class ScryptPool {
           reject(new Error(`scrypt failed: ${reply.error}`));
         }
       };
-      // The thread died (out of memory, say): it is dropped, the next hash starts another.
-      const onError = (error: Error) => {
-        worker.off('message', onMessage);
+      // The thread died: with an error (out of memory, say) or quietly (it exited). Either way no reply
+      // will come, so this hash is refused (503) and the thread dropped; the next hash starts another.
+      const onLost = () => {
+        settle();
         this.all.delete(worker);
-        reject(error);
+        reject(threadLost());
       };
       worker.once('message', onMessage);
-      worker.once('error', onError);
+      worker.once('error', onLost);
+      worker.once('exit', onLost);
       worker.postMessage({ password, salt, keyLength, options });
     });
   };
@@ -68,7 +85,17 @@ export class ScryptPool {
   }
 
   private spawn(): Worker {
-    const worker = new Worker(WORKER_SOURCE, { eval: true });
+    const worker = new Worker(this.source, { eval: true });
+    // A thread that dies while idle is dropped too, so it is never handed a hash it cannot answer; its
+    // error, with no hash listening, must not become an uncaught 'error' that ends the process.
+    worker.on('error', () => undefined);
+    worker.once('exit', () => {
+      this.all.delete(worker);
+      const idleAt = this.idle.indexOf(worker);
+      if (idleAt >= 0) {
+        this.idle.splice(idleAt, 1);
+      }
+    });
     // An idle hashing thread must not keep a process alive that is otherwise done.
     worker.unref();
     this.all.add(worker);

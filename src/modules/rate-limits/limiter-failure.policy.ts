@@ -21,8 +21,11 @@ export class LimiterFailurePolicy {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  /** Runs a limit check; on a Redis failure returns `fallback` (open) or throws 503 (closed). */
-  async check<T>(run: () => Promise<T>, fallback: T): Promise<T> {
+  /**
+   * Runs a limit check; on a Redis failure returns `fallback` (open) or throws 503 (closed). `failMode`
+   * overrides RATE_LIMIT_FAIL_MODE for a limit that must hold even during an outage.
+   */
+  async check<T>(run: () => Promise<T>, fallback: T, failMode = this.config.rateLimits.failMode): Promise<T> {
     try {
       return await run();
     } catch (error) {
@@ -33,12 +36,9 @@ export class LimiterFailurePolicy {
       const now = Date.now();
       if (now - this.lastLogged > LOG_EVERY_MS) {
         this.lastLogged = now;
-        this.logger.error(
-          { err: (error as Error).message, mode: this.config.rateLimits.failMode },
-          'rate limiter unavailable',
-        );
+        this.logger.error({ err: (error as Error).message, mode: failMode }, 'rate limiter unavailable');
       }
-      if (this.config.rateLimits.failMode === 'closed') {
+      if (failMode === 'closed') {
         throw new ApiError(
           ErrorKind.Overloaded,
           'Rate limiting is temporarily unavailable. Retry shortly.',
