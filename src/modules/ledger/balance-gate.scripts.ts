@@ -99,13 +99,19 @@ return payloads`;
 // A failed settlement gives its claim back early: claimable again after ARGV[1] ms doubling per
 // failed attempt up to ARGV[2] ms, times the member's jitter factor (0.5 to 1); past ARGV[3]
 // attempts (minutes of them: a payload that can never be stored, not an outage) only every ARGV[4]
-// ms. XX: usage settled meanwhile stays gone. Returns the shortest delay set, or -1.
+// ms. A failure because the database was unavailable (flag '1') says nothing about the payload: it
+// backs off up to ARGV[2] ms but never counts past ARGV[3], however long the outage lasts.
+// XX: usage settled meanwhile stays gone. Returns the shortest delay set, or -1.
 export const RETRY_LATER_SCRIPT = `${REDIS_NOW_MS}
 local soonest = -1
-for index = 5, #ARGV, 2 do
+for index = 5, #ARGV, 3 do
   local member = ARGV[index]
   if redis.call('ZSCORE', KEYS[1], member) then
     local attempts = redis.call('HINCRBY', KEYS[2], member, 1)
+    if ARGV[index + 2] == '1' and attempts > tonumber(ARGV[3]) then
+      attempts = tonumber(ARGV[3])
+      redis.call('HSET', KEYS[2], member, attempts)
+    end
     local delay = math.min(tonumber(ARGV[2]), tonumber(ARGV[1]) * 2 ^ math.min(attempts - 1, 30))
     if attempts > tonumber(ARGV[3]) then delay = tonumber(ARGV[4]) end
     delay = math.floor(delay * tonumber(ARGV[index + 1]))

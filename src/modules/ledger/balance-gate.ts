@@ -26,6 +26,13 @@ const EPOCH_KEY = 'gw:epoch';
 
 export type HoldResult = { outcome: 'held' } | { outcome: 'insufficient'; available: bigint } | { outcome: 'unknown' };
 
+export interface RetriedUsage {
+  accountId: string;
+  requestId: string;
+  /** The attempt failed because the database was unavailable, not because of this usage. */
+  databaseUnavailable?: boolean;
+}
+
 export interface BalanceSnapshot {
   balance: bigint;
   version: bigint;
@@ -160,14 +167,17 @@ export class BalanceGate {
    * doubling per failed attempt up to 8 s, jittered so that workers do not retry in step. Returns
    * the soonest of those delays in ms, or null when none was set. After RETRY_FAST_ATTEMPTS, once
    * per `slowMs` (the lease): a payload that can never be stored is not retried every 8 s forever.
+   * Failures marked `databaseUnavailable` never reach that: an outage of any length is retried
+   * every 8 s at most, so its usage settles within seconds of the database coming back.
    */
-  async retryLater(failed: { accountId: string; requestId: string }[], slowMs: number): Promise<number | null> {
+  async retryLater(failed: RetriedUsage[], slowMs: number): Promise<number | null> {
     if (failed.length === 0) {
       return null;
     }
-    const members = failed.flatMap(({ accountId, requestId }) => [
+    const members = failed.flatMap(({ accountId, requestId, databaseUnavailable }) => [
       `${accountId}:${requestId}`,
       (0.5 + Math.random() / 2).toFixed(3),
+      databaseUnavailable ? '1' : '0',
     ]);
     const soonest = (await this.command('gatewayRetryLater')(
       USAGE_INDEX,
