@@ -100,6 +100,35 @@ describe('billing: Redis dies, restarts, or comes back older', () => {
     expect(formatUsd(await books.waitForBalance(customer, expected))).toBe(formatUsd(expected));
   }, 40_000);
 
+  it('should not admit a hold against restored data before the epoch check of the new connection has run', async () => {
+    const customer = await gateway.newCustomer({ balance: '1' });
+    const debited = await gateway.admin('POST', `/admin/accounts/${customer.accountId}/adjustments`, {
+      amount: '-0.999999',
+      reason: 'spent',
+    });
+    expect(debited.status).toBe(201);
+    expectApiError(await gateway.chat(customer.key, { model, messages: userMessages() }), 403, {
+      code: 'insufficient_balance',
+    });
+    // What a hold re-sent by the client right after a reconnect meets when Redis came back from an
+    // older copy: that copy's snapshot ($1) and epoch, made under an earlier run of Redis. The API's
+    // own epoch check for the new connection has not run yet (here: no reconnect at all).
+    const direct = new Redis(redis.url);
+    try {
+      await direct.hset(`gw:bal:${customer.accountId}`, 'balance', usd('1').toString());
+      await direct.hset('gw:epoch', 'runId', 'an-earlier-run-of-redis');
+    } finally {
+      await direct.quit();
+    }
+    const sentUpstream = gateway.mock.requests.length;
+
+    expectApiError(await gateway.chat(customer.key, { model, messages: userMessages() }), 403, {
+      code: 'insufficient_balance',
+    });
+    expect(gateway.mock.requests.length).toBe(sentUpstream);
+    expect(await books.balance(customer)).toBe(usd('0.000001'));
+  }, 30_000);
+
   it('should bill every answered request exactly once after Redis is SIGKILLed under load and restarts from its AOF', async () => {
     const customer = await gateway.newCustomer({ balance: '100' });
     const before = await books.balance(customer);

@@ -15,7 +15,15 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)`;
 
 // A snapshot counts only if it was loaded into this data set: after a restart (or a restore from an
 // older copy) the epoch changes, and every snapshot reloads from Postgres on its next admission.
+// The hold checks the server's run id itself (returning -2 after making a new epoch, ARGV[4]) rather
+// than trusting the client's check after a reconnect: the client re-sends a hold that was in flight
+// when the connection dropped before that check runs, and it must not pass against restored data.
 export const HOLD_SCRIPT = `${REDIS_NOW_MS}
+local runId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
+if redis.call('HGET', KEYS[4], 'runId') ~= runId then
+  redis.call('HSET', KEYS[4], 'id', ARGV[4], 'runId', runId)
+  return {-2, '0'}
+end
 local snapshot = redis.call('HMGET', KEYS[1], 'balance', 'reserved', 'epoch')
 local epoch = redis.call('HGET', KEYS[4], 'id')
 if (not snapshot[1]) or (not epoch) or snapshot[3] ~= epoch then return {-1, '0'} end

@@ -96,9 +96,14 @@ export class BalanceGate {
       requestId,
       amount.toString(),
       `${accountId}:${requestId}`,
+      randomUUID(),
     )) as [number, string];
     if (status === 1) {
       return { outcome: 'held' };
+    }
+    if (status === -2) {
+      this.logger.warn('new Redis epoch (Redis restarted): balance snapshots reload from Postgres');
+      return { outcome: 'unknown' };
     }
     return status === 0 ? { outcome: 'insufficient', available: BigInt(available) } : { outcome: 'unknown' };
   }
