@@ -16,6 +16,7 @@ import {
   userMessages,
   wireUsageOf,
 } from 'test/e2e/billing-helpers';
+import { Answer, exchange, startApiProcess } from 'test/e2e/api-process-helpers';
 import { composeRedisArgs, OwnRedis, TcpProxy, throughProxy } from 'test/e2e/outage-helpers';
 import { Customer, HttpResult, TestGateway, TestWorker } from 'test/support/gateway';
 
@@ -99,6 +100,50 @@ describe('billing: Redis dies, restarts, or comes back older', () => {
     const expected = usd('1') - costOf(prices, wireUsageOf(admitted.body.usage));
     expect(formatUsd(await books.waitForBalance(customer, expected))).toBe(formatUsd(expected));
   }, 40_000);
+
+  it('should limit admissions by a debit whose push to Redis was lost with the API process that made it', async () => {
+    const customer = await gateway.newCustomer({ balance: '1' });
+    const first = await gateway.chat(customer.key, { model, messages: userMessages() });
+    expect(first.status).toBe(200);
+    const settled = usd('1') - costOf(prices, wireUsageOf(first.body.usage));
+    expect(await books.waitForBalance(customer, settled)).toBe(settled);
+    // Another API process takes the operator's debit while Redis is unreachable, and dies before
+    // Redis is back: its in-process retry of the push never happens.
+    const adjuster = await startApiProcess({ REDIS_URL: throughProxy(redis.url, proxy) });
+    let debited: Answer | { error: string };
+    await proxy.cut();
+    try {
+      debited = await exchange(adjuster.url, {
+        method: 'POST',
+        path: `/admin/accounts/${customer.accountId}/adjustments`,
+        headers: { authorization: `Bearer ${gateway.adminToken}` },
+        body: { amount: `-${formatUsd(settled - usd('0.000001'))}`, reason: 'spent' },
+      });
+      adjuster.child.kill('SIGKILL');
+      await adjuster.exited;
+    } finally {
+      adjuster.child.kill('SIGKILL');
+      await proxy.restore();
+    }
+    expect('status' in debited ? debited.status : debited.error).toBe(201);
+    expect(await books.balance(customer)).toBe(usd('0.000001'));
+
+    // The same Redis (same run, same epoch) has the older balance: the worker's resync catches up.
+    // Watched through a request no balance here covers, so nothing is admitted and settled meanwhile
+    // (a settlement of the account would push the new balance too).
+    const pricey = await gateway.addModel({ inputPrice: '1', outputPrice: '100000' });
+    const refusal = await eventually(
+      () => gateway.chat(customer.key, { model: pricey, messages: userMessages(), max_tokens: 100 }),
+      (response) => response.status !== 403 || /\$0\.000001 is available/.test(response.body.error.message),
+      30_000,
+      500,
+    );
+    expectApiError(refusal, 403, { code: 'insufficient_balance' });
+    expect(refusal.body.error.message).toContain('$0.000001 is available');
+    expectApiError(await gateway.chat(customer.key, { model, messages: userMessages() }), 403, {
+      code: 'insufficient_balance',
+    });
+  }, 60_000);
 
   it('should not admit a hold against restored data before the epoch check of the new connection has run', async () => {
     const customer = await gateway.newCustomer({ balance: '1' });

@@ -48,12 +48,27 @@ local function sync(key, epochKey, balance, version, newEpoch)
   local current = redis.call('HMGET', key, 'version', 'epoch')
   if (not current[1]) or current[2] ~= epoch or tonumber(version) > tonumber(current[1]) then
     redis.call('HSET', key, 'balance', balance, 'version', version, 'epoch', epoch)
+    return 1
   end
+  return 0
 end`;
 
 export const SYNC_SCRIPT = `${SYNC_SNAPSHOT}
 sync(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3])
 return 1`;
+
+// Balances read from Postgres (ARGV: prefix, new epoch id, then accountId, balance, version per
+// account) pushed where Redis has a snapshot that is older; an account without one loads on its next
+// admission anyway. Keys derived here, as in CLAIM_SCRIPT. Returns how many snapshots were behind.
+export const RESYNC_SCRIPT = `${SYNC_SNAPSHOT}
+local behind = 0
+for index = 3, #ARGV, 3 do
+  local key = ARGV[1] .. ARGV[index]
+  if redis.call('EXISTS', key) == 1 then
+    behind = behind + sync(key, KEYS[1], ARGV[index + 1], ARGV[index + 2], ARGV[2])
+  end
+end
+return behind`;
 
 // A new epoch once per Redis start: a run id other than the one the epoch was made under means
 // Redis restarted since, and its data may be older than Postgres (restored, or an AOF behind).

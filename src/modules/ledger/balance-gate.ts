@@ -10,12 +10,14 @@ import {
   HOLD_SCRIPT,
   RECORD_SCRIPT,
   RELEASE_SCRIPT,
+  RESYNC_SCRIPT,
   RETRY_LATER_SCRIPT,
   STALE_HOLDS_SCRIPT,
   SYNC_SCRIPT,
 } from 'src/modules/ledger/balance-gate.scripts';
 
-const snapshotKey = (accountId: string) => `gw:bal:${accountId}`;
+const SNAPSHOT_PREFIX = 'gw:bal:';
+const snapshotKey = (accountId: string) => `${SNAPSHOT_PREFIX}${accountId}`;
 const holdsKey = (accountId: string) => `gw:holds:${accountId}`;
 const HOLD_INDEX = 'gw:holds:index';
 const USAGE_PREFIX = 'gw:usage:';
@@ -66,6 +68,7 @@ export class BalanceGate {
   ) {
     this.redis.defineCommand('gatewayHold', { numberOfKeys: 4, lua: HOLD_SCRIPT });
     this.redis.defineCommand('gatewaySync', { numberOfKeys: 2, lua: SYNC_SCRIPT });
+    this.redis.defineCommand('gatewayResync', { numberOfKeys: 1, lua: RESYNC_SCRIPT });
     this.redis.defineCommand('gatewayCheckEpoch', { numberOfKeys: 1, lua: CHECK_EPOCH_SCRIPT });
     this.redis.defineCommand('gatewayRelease', { numberOfKeys: 7, lua: RELEASE_SCRIPT });
     this.redis.defineCommand('gatewayRecordUsage', { numberOfKeys: 2, lua: RECORD_SCRIPT });
@@ -214,6 +217,23 @@ export class BalanceGate {
       snapshot.version.toString(),
       randomUUID(),
     );
+  }
+
+  /**
+   * Pushes balances read from Postgres to the accounts whose Redis snapshot is older (a push that
+   * failed), in one round trip; accounts with no snapshot are left to load on admission. Returns
+   * how many were behind.
+   */
+  async resync(snapshots: Map<string, BalanceSnapshot>): Promise<number> {
+    if (snapshots.size === 0) {
+      return 0;
+    }
+    const args = [...snapshots].flatMap(([accountId, { balance, version }]) => [
+      accountId,
+      balance.toString(),
+      version.toString(),
+    ]);
+    return (await this.command('gatewayResync')(EPOCH_KEY, SNAPSHOT_PREFIX, randomUUID(), ...args)) as number;
   }
 
   /** Holds opened more than `olderThanMs` ago by Redis's clock, as [accountId, requestId]. */
