@@ -460,6 +460,7 @@ describe('billing: failures, admission and settlement faults', () => {
       await expect(worker.app.get(SettlementService).settle([stranger])).resolves.toEqual({
         settled: [stranger.requestId],
         failed: [],
+        unavailable: [],
       });
 
       expect(await books.usageRecords([stranger.requestId])).toEqual([]);
