@@ -370,7 +370,11 @@ describe('billing: failures, admission and settlement faults', () => {
       // One batch (one transaction) at first, then one by one.
       const report = await settlement.settle([good[0], poison, good[1]]);
 
-      expect(report).toEqual({ settled: good.map((payload) => payload.requestId), failed: [poison.requestId] });
+      expect(report).toEqual({
+        settled: good.map((payload) => payload.requestId),
+        failed: [poison.requestId],
+        unavailable: [],
+      });
       const expected = before - payloadCost(good[0]) - payloadCost(good[1]);
       expect(formatUsd(await books.balance(customer))).toBe(formatUsd(expected));
       expect(await books.usageRecords([poison.requestId])).toEqual([]);
@@ -456,6 +460,7 @@ describe('billing: failures, admission and settlement faults', () => {
       await expect(worker.app.get(SettlementService).settle([stranger])).resolves.toEqual({
         settled: [stranger.requestId],
         failed: [],
+        unavailable: [],
       });
 
       expect(await books.usageRecords([stranger.requestId])).toEqual([]);

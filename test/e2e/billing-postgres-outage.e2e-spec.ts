@@ -1,4 +1,7 @@
+import Redis from 'ioredis';
 import { formatUsd } from 'src/common/money/money';
+import { BillingProcessor } from 'src/modules/billing/billing.processor';
+import { SettlementService } from 'src/modules/billing/settlement.service';
 import {
   Books,
   costOf,
@@ -18,6 +21,8 @@ const CLIENTS = 6;
 const OUTAGE_MS = 3_000;
 /** issue 10: everything answered during the outage is billed this soon after Postgres returns. */
 const BILLED_WITHIN_MS = 15_000;
+/** More failed passes than the fast retries allow a usage that fails for a reason of its own. */
+const OUTAGE_PASSES = 40;
 
 interface Answer {
   status: number;
@@ -120,6 +125,45 @@ describe('billing: Postgres goes away under load', () => {
     const records = await books.usageRecordsOf(customer.accountId);
     expect(records.map((record) => record.request_id).sort()).toEqual([...ids].sort());
     expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
+    await books.expectBalanced();
+  }, 60_000);
+
+  it('should settle within seconds of a long outage ending, however many passes failed during it', async () => {
+    const customer = await gateway.newCustomer({ balance: '10' });
+    const consumer = worker.app.get(BillingProcessor).worker;
+    const settlement = worker.app.get(SettlementService);
+    const redis = new Redis(process.env.REDIS_URL!);
+    await consumer.pause();
+    try {
+      const answer = await gateway.chat(customer.key, { model, messages: userMessages() });
+      expect(answer.status).toBe(200);
+      const member = `${customer.accountId}:${requestIdOf(answer)}`;
+      await proxy.cut();
+      try {
+        // A long outage in fast motion: each pass finds the usage claimable (as it would be once its
+        // backoff ran out) and fails on the unreachable database.
+        for (let pass = 0; pass < OUTAGE_PASSES; pass++) {
+          await redis.zadd('gw:usage:index', 'XX', 0, member);
+          const { settled, retryInMs } = await settlement.settleRecorded();
+          expect({ settled, retrying: retryInMs !== null }).toEqual({ settled: 0, retrying: true });
+        }
+      } finally {
+        await proxy.restore();
+      }
+      consumer.resume();
+
+      // The worker's own passes (every 5 s) find it claimable again within the 8 s backoff cap.
+      const billed = await eventually(
+        () => books.usageRecords([requestIdOf(answer)]),
+        (records) => records.length === 1,
+        15_000,
+        200,
+      );
+      expect(billed.map((record) => record.request_id)).toEqual([requestIdOf(answer)]);
+    } finally {
+      consumer.resume();
+      await redis.quit();
+    }
     await books.expectBalanced();
   }, 60_000);
 });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { formatUsd } from 'src/common/money/money';
+import { REDIS } from 'src/common/redis/redis.tokens';
 import { BillingProcessor } from 'src/modules/billing/billing.processor';
 import { HoldSweeper } from 'src/modules/billing/hold-sweeper.service';
 import {
@@ -11,11 +12,11 @@ import {
   eventually,
   expectApiError,
   pricesOf,
-  sleep,
   usd,
   userMessages,
   wireUsageOf,
 } from 'test/e2e/billing-helpers';
+import { Answer, exchange, startApiProcess } from 'test/e2e/api-process-helpers';
 import { composeRedisArgs, OwnRedis, TcpProxy, throughProxy } from 'test/e2e/outage-helpers';
 import { Customer, HttpResult, TestGateway, TestWorker } from 'test/support/gateway';
 
@@ -100,6 +101,79 @@ describe('billing: Redis dies, restarts, or comes back older', () => {
     expect(formatUsd(await books.waitForBalance(customer, expected))).toBe(formatUsd(expected));
   }, 40_000);
 
+  it('should limit admissions by a debit whose push to Redis was lost with the API process that made it', async () => {
+    const customer = await gateway.newCustomer({ balance: '1' });
+    const first = await gateway.chat(customer.key, { model, messages: userMessages() });
+    expect(first.status).toBe(200);
+    const settled = usd('1') - costOf(prices, wireUsageOf(first.body.usage));
+    expect(await books.waitForBalance(customer, settled)).toBe(settled);
+    // Another API process takes the operator's debit while Redis is unreachable, and dies before
+    // Redis is back: its in-process retry of the push never happens.
+    const adjuster = await startApiProcess({ REDIS_URL: throughProxy(redis.url, proxy) });
+    let debited: Answer | { error: string };
+    await proxy.cut();
+    try {
+      debited = await exchange(adjuster.url, {
+        method: 'POST',
+        path: `/admin/accounts/${customer.accountId}/adjustments`,
+        headers: { authorization: `Bearer ${gateway.adminToken}` },
+        body: { amount: `-${formatUsd(settled - usd('0.000001'))}`, reason: 'spent' },
+      });
+      adjuster.child.kill('SIGKILL');
+      await adjuster.exited;
+    } finally {
+      adjuster.child.kill('SIGKILL');
+      await proxy.restore();
+    }
+    expect('status' in debited ? debited.status : debited.error).toBe(201);
+    expect(await books.balance(customer)).toBe(usd('0.000001'));
+
+    // The same Redis (same run, same epoch) has the older balance: the worker's resync catches up.
+    // Watched through a request no balance here covers, so nothing is admitted and settled meanwhile
+    // (a settlement of the account would push the new balance too).
+    const pricey = await gateway.addModel({ inputPrice: '1', outputPrice: '100000' });
+    const refusal = await eventually(
+      () => gateway.chat(customer.key, { model: pricey, messages: userMessages(), max_tokens: 100 }),
+      (response) => response.status !== 403 || /\$0\.000001 is available/.test(response.body.error.message),
+      30_000,
+      500,
+    );
+    expectApiError(refusal, 403, { code: 'insufficient_balance' });
+    expect(refusal.body.error.message).toContain('$0.000001 is available');
+    expectApiError(await gateway.chat(customer.key, { model, messages: userMessages() }), 403, {
+      code: 'insufficient_balance',
+    });
+  }, 60_000);
+
+  it('should not admit a hold against restored data before the epoch check of the new connection has run', async () => {
+    const customer = await gateway.newCustomer({ balance: '1' });
+    const debited = await gateway.admin('POST', `/admin/accounts/${customer.accountId}/adjustments`, {
+      amount: '-0.999999',
+      reason: 'spent',
+    });
+    expect(debited.status).toBe(201);
+    expectApiError(await gateway.chat(customer.key, { model, messages: userMessages() }), 403, {
+      code: 'insufficient_balance',
+    });
+    // What a hold re-sent by the client right after a reconnect meets when Redis came back from an
+    // older copy: that copy's snapshot ($1) and epoch, made under an earlier run of Redis. The API's
+    // own epoch check for the new connection has not run yet (here: no reconnect at all).
+    const direct = new Redis(redis.url);
+    try {
+      await direct.hset(`gw:bal:${customer.accountId}`, 'balance', usd('1').toString());
+      await direct.hset('gw:epoch', 'runId', 'an-earlier-run-of-redis');
+    } finally {
+      await direct.quit();
+    }
+    const sentUpstream = gateway.mock.requests.length;
+
+    expectApiError(await gateway.chat(customer.key, { model, messages: userMessages() }), 403, {
+      code: 'insufficient_balance',
+    });
+    expect(gateway.mock.requests.length).toBe(sentUpstream);
+    expect(await books.balance(customer)).toBe(usd('0.000001'));
+  }, 30_000);
+
   it('should bill every answered request exactly once after Redis is SIGKILLed under load and restarts from its AOF', async () => {
     const customer = await gateway.newCustomer({ balance: '100' });
     const before = await books.balance(customer);
@@ -115,45 +189,69 @@ describe('billing: Redis dies, restarts, or comes back older', () => {
         });
       }
     });
+    /** Waits (by answers, not time: the machine may be slow) until `count` more answers pass `test`. */
+    const moreAnswers = async (count: number, test: (status: number) => boolean) => {
+      const from = answers.length;
+      const seen = () => answers.slice(from).filter((answer) => test(answer.status)).length;
+      expect(
+        await eventually(
+          () => Promise.resolve(seen()),
+          (n) => n >= count,
+          30_000,
+          20,
+        ),
+      ).toBeGreaterThanOrEqual(count);
+    };
     const consumer = worker.app.get(BillingProcessor).worker;
+    const apiRedis = gateway.app.get<Redis>(REDIS);
+    let killed = false;
     try {
-      await sleep(700);
+      await moreAnswers(CLIENTS, (status) => status === 200);
       // Settlement falls behind (as under a burst): the kill finds usage recorded and not settled.
       await consumer.pause();
-      await sleep(500);
+      await moreAnswers(CLIENTS, (status) => status === 200);
       await redis.kill();
-      await sleep(1_000);
+      killed = true;
+      // Requests in flight now lose Redis mid-way; back once the API has seen it gone.
+      await eventually(
+        () => Promise.resolve(apiRedis.status),
+        (status) => status !== 'ready',
+        10_000,
+        10,
+      );
       await redis.restart();
+      killed = false;
       consumer.resume();
-      await sleep(1_500);
+      await moreAnswers(CLIENTS * 2, (status) => status === 200);
     } finally {
       running = false;
+      if (killed) {
+        await redis.restart();
+      }
       consumer.resume();
       await Promise.all(clients);
     }
+    // Holds of requests cut off by the kill are released by the sweeper, at the latest; the others
+    // (usage recorded) once settled: after this, nothing is left to bill.
+    await worker.app.get(HoldSweeper).sweep(0);
+    expect(await books.waitForNoHolds(customer.accountId, 30_000)).toBe(0n);
 
     const answered = answers.filter((answer) => answer.status === 200);
-    expect(answered.length).toBeGreaterThan(CLIENTS * 2);
-    const answeredIds = answered.map((answer) => answer.requestId);
-    const records = await eventually(
-      () => books.usageRecords(answeredIds),
-      (found) => found.length === answeredIds.length,
-      30_000,
-      200,
-    );
-    expect(records.map((record) => record.request_id).sort()).toEqual([...answeredIds].sort());
+    const records = await books.usageRecordsOf(customer.accountId);
+    const chargedById = new Map(records.map((record) => [record.request_id, BigInt(record.charged)]));
+    // Each answered request charged exactly what its answer's usage costs (no shortfall at $100).
+    const wronglyCharged = answered.filter((answer) => chargedById.get(answer.requestId) !== answer.cost);
+    expect(wronglyCharged).toEqual([]);
     // Billed beyond the 200s: only requests whose client got an error (a recording whose reply was lost).
-    await sleep(1_000);
-    const billedIds = (await books.usageRecordsOf(customer.accountId)).map((record) => record.request_id);
+    const answeredIds = new Set(answered.map((answer) => answer.requestId));
     const failedIds = new Set(answers.filter((answer) => answer.status !== 200).map((answer) => answer.requestId));
-    expect(billedIds.filter((id) => !answeredIds.includes(id) && !failedIds.has(id))).toEqual([]);
-    const charged = (await books.usageRecordsOf(customer.accountId)).reduce((sum, r) => sum + BigInt(r.charged), 0n);
-    expect(charged).toBeGreaterThanOrEqual(answered.reduce((sum, answer) => sum + answer.cost, 0n));
+    expect(records.filter((r) => !answeredIds.has(r.request_id) && !failedIds.has(r.request_id))).toEqual([]);
+    // And the balance moved by exactly those charges, each once.
+    const answeredCost = answered.reduce((sum, answer) => sum + answer.cost, 0n);
+    const lostReplies = records.filter((r) => failedIds.has(r.request_id));
+    const charged = answeredCost + lostReplies.reduce((sum, r) => sum + BigInt(r.charged), 0n);
     expect(formatUsd(await books.balance(customer))).toBe(formatUsd(before - charged));
-    // Holds of requests cut off by the kill are released by the sweeper, at the latest.
-    await worker.app.get(HoldSweeper).sweep(0);
-    expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
-  }, 90_000);
+  }, 120_000);
 
   it('should reload balances from Postgres when Redis comes back from an older copy', async () => {
     const customer = await gateway.newCustomer({ balance: '1' });

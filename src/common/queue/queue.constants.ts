@@ -7,6 +7,8 @@ export enum BillingJob {
   /** Settle the usage recorded in Redis so far, in batches; enqueued by API processes after recording. */
   SettleRecorded = 'settle-recorded',
   SweepHolds = 'sweep-holds',
+  /** Push balances adjusted in Postgres that Redis missed (BalanceResync). */
+  ResyncBalances = 'resync-balances',
 }
 
 /** A completion's usage as the API records it in Redis and a worker settles it. */
@@ -32,4 +34,5 @@ export interface SettleCompletionPayload {
 export type BillingJobPayloads = {
   [BillingJob.SettleRecorded]: Record<string, never>;
   [BillingJob.SweepHolds]: Record<string, never>;
+  [BillingJob.ResyncBalances]: Record<string, never>;
 };

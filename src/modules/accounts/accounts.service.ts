@@ -89,7 +89,8 @@ export class AccountsService {
    * The adjustment is committed whatever Redis does: its answer must say so. If Redis cannot take
    * the new balance now, its snapshot is stale (a debit not yet limiting admissions): the push is
    * retried in the background until Redis answers. It carries its version, so a late push never
-   * overwrites a newer balance; a settlement of the account pushes a newer one meanwhile anyway.
+   * overwrites a newer balance; a settlement of the account pushes a newer one meanwhile anyway. If
+   * this process stops first, the worker's BalanceResync finds the snapshot behind and pushes it.
    */
   private async pushBalance(accountId: string, snapshot: BalanceSnapshot, attempt = 0): Promise<void> {
     try {
@@ -101,7 +102,7 @@ export class AccountsService {
       if (attempt + 1 >= RESYNC_ATTEMPTS) {
         this.logger.error(
           { accountId, err: (error as Error).message },
-          'could not push an adjusted balance to Redis; admissions use the older one until its next settlement',
+          'could not push an adjusted balance to Redis; the worker pushes it once Redis answers',
         );
         return;
       }

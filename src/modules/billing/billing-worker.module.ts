@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { registerQueue } from 'src/common/queue/bull-queues';
 import { QueueName } from 'src/common/queue/queue.constants';
+import { BalanceResync } from 'src/modules/billing/balance-resync.service';
 import { BillingProcessor } from 'src/modules/billing/billing.processor';
 import { HoldSweeper } from 'src/modules/billing/hold-sweeper.service';
 import { SettlementRepository } from 'src/modules/billing/settlement.repository';
@@ -10,7 +11,7 @@ import { LedgerModule } from 'src/modules/ledger/ledger.module';
 /** Billing as the worker runs it: settlement and the hold sweeper. */
 @Module({
   imports: [registerQueue(QueueName.Billing), LedgerModule],
-  providers: [BillingProcessor, SettlementService, SettlementRepository, HoldSweeper],
+  providers: [BillingProcessor, SettlementService, SettlementRepository, HoldSweeper, BalanceResync],
   exports: [SettlementService, HoldSweeper],
 })
 export class BillingWorkerModule {}

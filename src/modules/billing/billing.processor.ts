@@ -2,6 +2,7 @@ import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
 import { OnApplicationBootstrap } from '@nestjs/common';
 import { Job, Queue } from 'bullmq';
 import { BillingJob, BillingJobPayloads, QueueName } from 'src/common/queue/queue.constants';
+import { BalanceResync } from 'src/modules/billing/balance-resync.service';
 import { HoldSweeper } from 'src/modules/billing/hold-sweeper.service';
 import { SettlementService } from 'src/modules/billing/settlement.service';
 
@@ -11,6 +12,8 @@ const SWEEP_EVERY_MS = 60_000;
  * never enqueued the job), and usage a dead worker had claimed once its lease lapsed.
  */
 const SETTLE_EVERY_MS = 5_000;
+/** A debit Redis missed limits admissions at most this long after Redis is reachable again. */
+const RESYNC_EVERY_MS = 10_000;
 
 /** The billing queue's consumer; registered only in the worker process. */
 @Processor(QueueName.Billing, { concurrency: 4 })
@@ -18,6 +21,7 @@ export class BillingProcessor extends WorkerHost implements OnApplicationBootstr
   constructor(
     private readonly settlement: SettlementService,
     private readonly sweeper: HoldSweeper,
+    private readonly resync: BalanceResync,
     @InjectQueue(QueueName.Billing) private readonly queue: Queue,
   ) {
     super();
@@ -33,6 +37,11 @@ export class BillingProcessor extends WorkerHost implements OnApplicationBootstr
       BillingJob.SettleRecorded,
       { every: SETTLE_EVERY_MS },
       { name: BillingJob.SettleRecorded, opts: { removeOnComplete: true, removeOnFail: 1_000 } },
+    );
+    await this.queue.upsertJobScheduler(
+      BillingJob.ResyncBalances,
+      { every: RESYNC_EVERY_MS },
+      { name: BillingJob.ResyncBalances, opts: { removeOnComplete: true, removeOnFail: 1_000 } },
     );
   }
 
@@ -56,6 +65,8 @@ export class BillingProcessor extends WorkerHost implements OnApplicationBootstr
         return this.settleRecorded();
       case BillingJob.SweepHolds:
         return this.sweeper.sweep();
+      case BillingJob.ResyncBalances:
+        return this.resync.resync();
       default:
         throw new Error(`No handler for billing job '${String(name)}'`);
     }

@@ -21,6 +21,8 @@ export interface SettlementReport {
   settled: string[];
   /** Request ids whose settlement failed; their usage stays recorded and is tried again. */
   failed: string[];
+  /** Those of `failed` that failed because the database was unavailable (not for a reason of their own). */
+  unavailable: string[];
 }
 
 /** Settles recorded usage in batches, then releases the holds and refreshes the Redis balances. */
@@ -50,7 +52,14 @@ export class SettlementService {
       settled += report.settled.length;
       if (report.failed.length > 0) {
         const failed = new Set(report.failed);
-        const retried = payloads.filter((payload) => failed.has(payload.requestId));
+        const unavailable = new Set(report.unavailable);
+        const retried = payloads
+          .filter((payload) => failed.has(payload.requestId))
+          .map(({ accountId, requestId }) => ({
+            accountId,
+            requestId,
+            databaseUnavailable: unavailable.has(requestId),
+          }));
         return { settled, retryInMs: await this.gate.retryLater(retried, this.config.settlementLeaseMs) };
       }
       if (claimed.length < CLAIM_BATCH) {
@@ -66,11 +75,11 @@ export class SettlementService {
    */
   async settle(payloads: SettleCompletionPayload[]): Promise<SettlementReport> {
     if (payloads.length === 0) {
-      return { settled: [], failed: [] };
+      return { settled: [], failed: [], unavailable: [] };
     }
     try {
       await this.apply(payloads);
-      return { settled: payloads.map((payload) => payload.requestId), failed: [] };
+      return { settled: payloads.map((payload) => payload.requestId), failed: [], unavailable: [] };
     } catch (error) {
       return this.settleApart(payloads, error);
     }
@@ -79,14 +88,15 @@ export class SettlementService {
   /** After the batch's transaction failed: the batch apart, in smaller transactions. */
   private async settleApart(payloads: SettleCompletionPayload[], error: unknown): Promise<SettlementReport> {
     const reason = (error as Error).message;
-    if (payloads.length === 1) {
-      this.logger.error({ err: reason, reqId: payloads[0].requestId }, 'settlement failed');
-      return { settled: [], failed: [payloads[0].requestId] };
-    }
+    const requestIds = payloads.map((payload) => payload.requestId);
     if (isDatabaseUnavailable(error)) {
       // Smaller transactions would fail the same way: all of it waits for the retry.
       this.logger.error({ err: reason, size: payloads.length }, 'settlement failed: the database is unavailable');
-      return { settled: [], failed: payloads.map((payload) => payload.requestId) };
+      return { settled: [], failed: requestIds, unavailable: requestIds };
+    }
+    if (payloads.length === 1) {
+      this.logger.error({ err: reason, reqId: payloads[0].requestId }, 'settlement failed');
+      return { settled: [], failed: requestIds, unavailable: [] };
     }
     const accounts = groupByAccount(payloads);
     if (accounts.length > 1) {
@@ -104,7 +114,7 @@ export class SettlementService {
         { err: reason, accountId: payloads[0].accountId, size: payloads.length },
         'the account or its referrer stayed locked by another transaction; its usage is settled once the claim lapses',
       );
-      return { settled: [], failed: payloads.map((payload) => payload.requestId) };
+      return { settled: [], failed: requestIds, unavailable: [] };
     }
     this.logger.warn({ err: reason, size: payloads.length }, 'settlement failed; settling one by one');
     // One after another: they all lock the same account row.
@@ -169,5 +179,9 @@ function groupByAccount(payloads: SettleCompletionPayload[]): SettleCompletionPa
 }
 
 function merge(reports: SettlementReport[]): SettlementReport {
-  return { settled: reports.flatMap((r) => r.settled), failed: reports.flatMap((r) => r.failed) };
+  return {
+    settled: reports.flatMap((r) => r.settled),
+    failed: reports.flatMap((r) => r.failed),
+    unavailable: reports.flatMap((r) => r.unavailable),
+  };
 }

@@ -15,7 +15,15 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)`;
 
 // A snapshot counts only if it was loaded into this data set: after a restart (or a restore from an
 // older copy) the epoch changes, and every snapshot reloads from Postgres on its next admission.
+// The hold checks the server's run id itself (returning -2 after making a new epoch, ARGV[4]) rather
+// than trusting the client's check after a reconnect: the client re-sends a hold that was in flight
+// when the connection dropped before that check runs, and it must not pass against restored data.
 export const HOLD_SCRIPT = `${REDIS_NOW_MS}
+local runId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
+if redis.call('HGET', KEYS[4], 'runId') ~= runId then
+  redis.call('HSET', KEYS[4], 'id', ARGV[4], 'runId', runId)
+  return {-2, '0'}
+end
 local snapshot = redis.call('HMGET', KEYS[1], 'balance', 'reserved', 'epoch')
 local epoch = redis.call('HGET', KEYS[4], 'id')
 if (not snapshot[1]) or (not epoch) or snapshot[3] ~= epoch then return {-1, '0'} end
@@ -40,12 +48,27 @@ local function sync(key, epochKey, balance, version, newEpoch)
   local current = redis.call('HMGET', key, 'version', 'epoch')
   if (not current[1]) or current[2] ~= epoch or tonumber(version) > tonumber(current[1]) then
     redis.call('HSET', key, 'balance', balance, 'version', version, 'epoch', epoch)
+    return 1
   end
+  return 0
 end`;
 
 export const SYNC_SCRIPT = `${SYNC_SNAPSHOT}
 sync(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3])
 return 1`;
+
+// Balances read from Postgres (ARGV: prefix, new epoch id, then accountId, balance, version per
+// account) pushed where Redis has a snapshot that is older; an account without one loads on its next
+// admission anyway. Keys derived here, as in CLAIM_SCRIPT. Returns how many snapshots were behind.
+export const RESYNC_SCRIPT = `${SYNC_SNAPSHOT}
+local behind = 0
+for index = 3, #ARGV, 3 do
+  local key = ARGV[1] .. ARGV[index]
+  if redis.call('EXISTS', key) == 1 then
+    behind = behind + sync(key, KEYS[1], ARGV[index + 1], ARGV[index + 2], ARGV[2])
+  end
+end
+return behind`;
 
 // A new epoch once per Redis start: a run id other than the one the epoch was made under means
 // Redis restarted since, and its data may be older than Postgres (restored, or an AOF behind).
@@ -99,13 +122,19 @@ return payloads`;
 // A failed settlement gives its claim back early: claimable again after ARGV[1] ms doubling per
 // failed attempt up to ARGV[2] ms, times the member's jitter factor (0.5 to 1); past ARGV[3]
 // attempts (minutes of them: a payload that can never be stored, not an outage) only every ARGV[4]
-// ms. XX: usage settled meanwhile stays gone. Returns the shortest delay set, or -1.
+// ms. A failure because the database was unavailable (flag '1') says nothing about the payload: it
+// backs off up to ARGV[2] ms but never counts past ARGV[3], however long the outage lasts.
+// XX: usage settled meanwhile stays gone. Returns the shortest delay set, or -1.
 export const RETRY_LATER_SCRIPT = `${REDIS_NOW_MS}
 local soonest = -1
-for index = 5, #ARGV, 2 do
+for index = 5, #ARGV, 3 do
   local member = ARGV[index]
   if redis.call('ZSCORE', KEYS[1], member) then
     local attempts = redis.call('HINCRBY', KEYS[2], member, 1)
+    if ARGV[index + 2] == '1' and attempts > tonumber(ARGV[3]) then
+      attempts = tonumber(ARGV[3])
+      redis.call('HSET', KEYS[2], member, attempts)
+    end
     local delay = math.min(tonumber(ARGV[2]), tonumber(ARGV[1]) * 2 ^ math.min(attempts - 1, 30))
     if attempts > tonumber(ARGV[3]) then delay = tonumber(ARGV[4]) end
     delay = math.floor(delay * tonumber(ARGV[index + 1]))

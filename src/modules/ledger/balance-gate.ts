@@ -10,12 +10,14 @@ import {
   HOLD_SCRIPT,
   RECORD_SCRIPT,
   RELEASE_SCRIPT,
+  RESYNC_SCRIPT,
   RETRY_LATER_SCRIPT,
   STALE_HOLDS_SCRIPT,
   SYNC_SCRIPT,
 } from 'src/modules/ledger/balance-gate.scripts';
 
-const snapshotKey = (accountId: string) => `gw:bal:${accountId}`;
+const SNAPSHOT_PREFIX = 'gw:bal:';
+const snapshotKey = (accountId: string) => `${SNAPSHOT_PREFIX}${accountId}`;
 const holdsKey = (accountId: string) => `gw:holds:${accountId}`;
 const HOLD_INDEX = 'gw:holds:index';
 const USAGE_PREFIX = 'gw:usage:';
@@ -25,6 +27,13 @@ const USAGE_ATTEMPTS = 'gw:usage:attempts';
 const EPOCH_KEY = 'gw:epoch';
 
 export type HoldResult = { outcome: 'held' } | { outcome: 'insufficient'; available: bigint } | { outcome: 'unknown' };
+
+export interface RetriedUsage {
+  accountId: string;
+  requestId: string;
+  /** The attempt failed because the database was unavailable, not because of this usage. */
+  databaseUnavailable?: boolean;
+}
 
 export interface BalanceSnapshot {
   balance: bigint;
@@ -59,6 +68,7 @@ export class BalanceGate {
   ) {
     this.redis.defineCommand('gatewayHold', { numberOfKeys: 4, lua: HOLD_SCRIPT });
     this.redis.defineCommand('gatewaySync', { numberOfKeys: 2, lua: SYNC_SCRIPT });
+    this.redis.defineCommand('gatewayResync', { numberOfKeys: 1, lua: RESYNC_SCRIPT });
     this.redis.defineCommand('gatewayCheckEpoch', { numberOfKeys: 1, lua: CHECK_EPOCH_SCRIPT });
     this.redis.defineCommand('gatewayRelease', { numberOfKeys: 7, lua: RELEASE_SCRIPT });
     this.redis.defineCommand('gatewayRecordUsage', { numberOfKeys: 2, lua: RECORD_SCRIPT });
@@ -89,9 +99,14 @@ export class BalanceGate {
       requestId,
       amount.toString(),
       `${accountId}:${requestId}`,
+      randomUUID(),
     )) as [number, string];
     if (status === 1) {
       return { outcome: 'held' };
+    }
+    if (status === -2) {
+      this.logger.warn('new Redis epoch (Redis restarted): balance snapshots reload from Postgres');
+      return { outcome: 'unknown' };
     }
     return status === 0 ? { outcome: 'insufficient', available: BigInt(available) } : { outcome: 'unknown' };
   }
@@ -160,14 +175,17 @@ export class BalanceGate {
    * doubling per failed attempt up to 8 s, jittered so that workers do not retry in step. Returns
    * the soonest of those delays in ms, or null when none was set. After RETRY_FAST_ATTEMPTS, once
    * per `slowMs` (the lease): a payload that can never be stored is not retried every 8 s forever.
+   * Failures marked `databaseUnavailable` never reach that: an outage of any length is retried
+   * every 8 s at most, so its usage settles within seconds of the database coming back.
    */
-  async retryLater(failed: { accountId: string; requestId: string }[], slowMs: number): Promise<number | null> {
+  async retryLater(failed: RetriedUsage[], slowMs: number): Promise<number | null> {
     if (failed.length === 0) {
       return null;
     }
-    const members = failed.flatMap(({ accountId, requestId }) => [
+    const members = failed.flatMap(({ accountId, requestId, databaseUnavailable }) => [
       `${accountId}:${requestId}`,
       (0.5 + Math.random() / 2).toFixed(3),
+      databaseUnavailable ? '1' : '0',
     ]);
     const soonest = (await this.command('gatewayRetryLater')(
       USAGE_INDEX,
@@ -199,6 +217,23 @@ export class BalanceGate {
       snapshot.version.toString(),
       randomUUID(),
     );
+  }
+
+  /**
+   * Pushes balances read from Postgres to the accounts whose Redis snapshot is older (a push that
+   * failed), in one round trip; accounts with no snapshot are left to load on admission. Returns
+   * how many were behind.
+   */
+  async resync(snapshots: Map<string, BalanceSnapshot>): Promise<number> {
+    if (snapshots.size === 0) {
+      return 0;
+    }
+    const args = [...snapshots].flatMap(([accountId, { balance, version }]) => [
+      accountId,
+      balance.toString(),
+      version.toString(),
+    ]);
+    return (await this.command('gatewayResync')(EPOCH_KEY, SNAPSHOT_PREFIX, randomUUID(), ...args)) as number;
   }
 
   /** Holds opened more than `olderThanMs` ago by Redis's clock, as [accountId, requestId]. */

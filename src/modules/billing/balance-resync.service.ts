@@ -1,0 +1,48 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Logger } from 'pino';
+import { DataSource } from 'typeorm';
+import { LOGGER } from 'src/common/logging/logger';
+import { BalanceGate, BalanceSnapshot } from 'src/modules/ledger/balance-gate';
+
+/** How far back a balance change outside settlement is checked: far longer than a Redis partition. */
+const RESYNC_WINDOW_SECONDS = 24 * 60 * 60;
+/** Changes checked per pass, newest first: bounded work however many there were. */
+const RESYNC_LIMIT = 1_000;
+
+/**
+ * Makes the Redis snapshot catch up with Postgres for accounts an operator adjusted (or topped up)
+ * recently. The API pushes such a balance at once and retries in process, but a Redis that stays
+ * unreachable long enough, or an API that stops, loses that push; if the same Redis then comes back
+ * (no restart, so no new epoch), admissions would trust the older balance, a debit not limiting
+ * them, until the account is next settled. Settlement needs none of this: its claims come back.
+ */
+@Injectable()
+export class BalanceResync {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly gate: BalanceGate,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /** One pass; returns how many snapshots were behind Postgres and were pushed. */
+  async resync(): Promise<number> {
+    const rows = await this.db.query<{ id: string; balance: string; balance_version: string }[]>(
+      `SELECT a.id, a.balance, a.balance_version FROM accounts a
+       WHERE a.id IN (
+         SELECT e.account_id FROM ledger_entries e
+         WHERE e.kind IN ('adjustment', 'topup') AND e.created_at > now() - make_interval(secs => $1)
+         ORDER BY e.created_at DESC LIMIT $2
+       )`,
+      [RESYNC_WINDOW_SECONDS, RESYNC_LIMIT],
+    );
+    const snapshots = new Map<string, BalanceSnapshot>(
+      rows.map((row) => [row.id, { balance: BigInt(row.balance), version: BigInt(row.balance_version) }]),
+    );
+    const behind = await this.gate.resync(snapshots);
+    if (behind > 0) {
+      this.logger.warn({ accounts: behind }, 'pushed adjusted balances that Redis had missed');
+    }
+    return behind;
+  }
+}
