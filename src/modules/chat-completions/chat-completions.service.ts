@@ -91,7 +91,7 @@ export class ChatCompletionsService {
       const { statusCode } = result;
       if (statusCode >= 200 && statusCode < 300) {
         const attempt: Attempt = { chat, body, route, adapter, reply, meter, signal, startedAt };
-        const status = await this.relay(attempt, result.body);
+        const status = await this.relay(attempt, result.body, result.headers['content-length']);
         if (status) {
           metrics.completions.inc({ model: chat.model.id, outcome: status });
           return status;
@@ -121,7 +121,11 @@ export class ChatCompletionsService {
   }
 
   /** Relays a 2xx answer; null when it turned out abnormal before anything reached the client. */
-  private async relay(attempt: Attempt, body: UpstreamBody): Promise<MeteredStatus | null> {
+  private async relay(
+    attempt: Attempt,
+    body: UpstreamBody,
+    declaredLength: string | string[] | undefined,
+  ): Promise<MeteredStatus | null> {
     const { chat, route, adapter, reply, meter } = attempt;
     const result = (
       status: MeteredStatus,
@@ -149,7 +153,7 @@ export class ChatCompletionsService {
       }
       return outcome;
     }
-    const answer = await readJsonBounded(body, this.config.bodyLimitBytes);
+    const answer = await readJsonBounded(body, this.config.bodyLimitBytes, declaredLength);
     if (attempt.signal.aborted) {
       throw attempt.signal.reason as Error;
     }
