@@ -137,7 +137,7 @@ for index = 5, #ARGV, 3 do
     end
     local delay = math.min(tonumber(ARGV[2]), tonumber(ARGV[1]) * 2 ^ math.min(attempts - 1, 30))
     if attempts > tonumber(ARGV[3]) then delay = tonumber(ARGV[4]) end
-    delay = math.floor(delay * tonumber(ARGV[index + 1]))
+    delay = math.floor(delay * tonumber(ARGV[index + 1]) / 1000)
     redis.call('ZADD', KEYS[1], 'XX', now + delay, member)
     if soonest < 0 or delay < soonest then soonest = delay end
   end

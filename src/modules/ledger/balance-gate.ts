@@ -172,7 +172,8 @@ export class BalanceGate {
 
   /**
    * Gives claims whose settlement failed back before their lease ends: claimable again in 0.5 s,
-   * doubling per failed attempt up to 8 s, jittered so that workers do not retry in step. Returns
+   * doubling per failed attempt up to 8 s, jittered (50–100 %, in whole per-mille so no fraction
+   * crosses into Redis) so that workers do not retry in step. Returns
    * the soonest of those delays in ms, or null when none was set. After RETRY_FAST_ATTEMPTS, once
    * per `slowMs` (the lease): a payload that can never be stored is not retried every 8 s forever.
    * Failures marked `databaseUnavailable` never reach that: an outage of any length is retried
@@ -184,7 +185,7 @@ export class BalanceGate {
     }
     const members = failed.flatMap(({ accountId, requestId, databaseUnavailable }) => [
       `${accountId}:${requestId}`,
-      (0.5 + Math.random() / 2).toFixed(3),
+      String(500 + Math.floor(Math.random() * 501)),
       databaseUnavailable ? '1' : '0',
     ]);
     const soonest = (await this.command('gatewayRetryLater')(
