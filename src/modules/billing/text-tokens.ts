@@ -114,6 +114,16 @@ function lastCut(text: string, start: number): number {
   return -1;
 }
 
+/** The last cut point of `text` (where it may be split and counted piece by piece), or 0 when it has none. */
+export function lastCutPoint(text: string): number {
+  for (let at = text.length - 1; at > 0; at--) {
+    if (isCut(text, at)) {
+      return at;
+    }
+  }
+  return 0;
+}
+
 /** The first cut point from `from`, spending the budget on the characters looked at; the end if none. */
 function nextCut(text: string, from: number, budget: TokenBudget): number {
   const limit = Math.min(text.length, from + Math.max(budget.pieces, 0) * SCAN_CHARS_PER_PIECE);

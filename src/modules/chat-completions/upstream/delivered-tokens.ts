@@ -1,8 +1,8 @@
+import { lastCutPoint } from 'src/modules/billing/text-tokens';
 import { countCompletionTokens } from 'src/modules/billing/token-estimator';
 
 /** Text is counted in pieces of at most this many characters: the memory of a stream stays flat. */
 const PIECE_CHARS = 2048;
-const LETTER = /\p{L}/u;
 
 /**
  * A running count of the completion tokens a client received, for billing when the upstream
@@ -19,7 +19,7 @@ export class DeliveredTokens {
   add(text: string): void {
     this.pending += text;
     while (this.pending.length >= PIECE_CHARS) {
-      const cut = lastSafeCut(this.pending);
+      const cut = lastCutPoint(this.pending);
       if (cut > 0) {
         this.counted += countCompletionTokens(this.pending.slice(0, cut));
         this.pending = this.pending.slice(cut);
@@ -33,14 +33,4 @@ export class DeliveredTokens {
   total(): number {
     return this.counted + countCompletionTokens(this.pending);
   }
-}
-
-/** The last index where a letter is followed by a non-letter, or 0; usually a few characters from the end. */
-function lastSafeCut(text: string): number {
-  for (let at = text.length - 1; at > 0; at--) {
-    if (LETTER.test(text[at - 1]) && !LETTER.test(text[at])) {
-      return at;
-    }
-  }
-  return 0;
 }
