@@ -1,46 +1,18 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { join } from 'node:path';
 import { HoldSweeper } from 'src/modules/billing/hold-sweeper.service';
 import { Books, eventually, requestIdOf, sleep, userMessages } from 'test/e2e/billing-helpers';
+import { ApiProcess, startApiProcess } from 'test/e2e/api-process-helpers';
 import { TestGateway, TestWorker } from 'test/support/gateway';
 
 const REPLY = 'one two three four five six seven eight nine ten';
 const CHUNK_DELAY_MS = 300;
-
-/** The API in a process of its own; resolves with it and its URL once it accepts requests. */
-async function spawnApi(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'test/support/api-process.ts'],
-    { cwd: join(__dirname, '..', '..'), env: process.env, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const timeout = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  try {
-    const port = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        const listening = /api listening on (\d+)/.exec(output);
-        if (listening) {
-          resolve(listening[1]);
-        }
-      });
-      child.once('exit', (code) => reject(new Error(`api exited with ${code} before listening:\n${output}`)));
-    });
-    return { child, url: `http://127.0.0.1:${port}` };
-  } finally {
-    clearTimeout(timeout);
-  }
-}
 
 describe('billing: an API process killed in the middle of a stream', () => {
   let gateway: TestGateway;
   let worker: TestWorker;
   let books: Books;
   let model: string;
-  let api: { child: ChildProcess; url: string } | null = null;
+  let api: ApiProcess | null = null;
 
   beforeAll(async () => {
     gateway = await TestGateway.start();
@@ -62,7 +34,7 @@ describe('billing: an API process killed in the middle of a stream', () => {
   it('should charge nothing for the cut-off stream and free its hold by the sweeper, without touching other money', async () => {
     const customer = await gateway.newCustomer({ balance: '10' });
     const before = await books.balance(customer);
-    api = await spawnApi();
+    api = await startApiProcess({});
 
     const response = await fetch(`${api.url}/v1/chat/completions`, {
       method: 'POST',
