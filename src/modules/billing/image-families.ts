@@ -121,8 +121,23 @@ export function imageFamilyOf(channelType: ChannelType, upstreamModel: string): 
   }
 }
 
+type RouteModels = readonly { channel: { type: ChannelType }; upstreamModel: string }[];
+
+// The catalog builds a model's routes once per reload, so the answer is kept per routes array and
+// the completion path does not match model names on every request.
+const familiesByRoutes = new WeakMap<RouteModels, ImageFamily[]>();
+
 /** The formulas an image for this model is held at: one per route, all of them when one is unknown. */
-export function imageFamiliesOf(routes: { channel: { type: ChannelType }; upstreamModel: string }[]): ImageFamily[] {
+export function imageFamiliesOf(routes: RouteModels): ImageFamily[] {
+  let families = familiesByRoutes.get(routes);
+  if (!families) {
+    families = familiesOfRoutes(routes);
+    familiesByRoutes.set(routes, families);
+  }
+  return families;
+}
+
+function familiesOfRoutes(routes: RouteModels): ImageFamily[] {
   const families = new Set<ImageFamily>();
   for (const route of routes) {
     const family = imageFamilyOf(route.channel.type, route.upstreamModel);
