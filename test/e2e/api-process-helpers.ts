@@ -42,6 +42,14 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
   return { child, url: `http://127.0.0.1:${port}`, output: () => output, exited };
 }
 
+/** SIGKILLs the process if it still runs, and waits for it to be gone. */
+export async function killApiProcess(api: ApiProcess | null): Promise<void> {
+  if (api && api.child.exitCode === null && api.child.signalCode === null) {
+    api.child.kill('SIGKILL');
+    await api.exited;
+  }
+}
+
 export interface Answer {
   status: number;
   headers: Record<string, string | string[] | undefined>;

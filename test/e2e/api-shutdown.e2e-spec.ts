@@ -1,8 +1,15 @@
 import { Agent } from 'node:http';
-import { ApiProcess, Answer, exchange, startApiProcess, startStream } from 'test/e2e/api-process-helpers';
-import { Books, costOf, pricesOf, wireUsageOf } from 'test/e2e/billing-helpers';
+import {
+  ApiProcess,
+  Answer,
+  exchange,
+  killApiProcess,
+  startApiProcess,
+  startStream,
+} from 'test/e2e/api-process-helpers';
+import { BillingWorld, Books, costOf, openBillingWorld, pricesOf, wireUsageOf } from 'test/e2e/billing-helpers';
 import { expectApiError } from 'test/e2e/v1-helpers';
-import { Customer, parseEventStream, TestGateway, TestWorker } from 'test/support/gateway';
+import { Customer, parseEventStream, TestGateway } from 'test/support/gateway';
 
 const INPUT_PRICE = '2.5';
 const OUTPUT_PRICE = '10';
@@ -19,31 +26,22 @@ function expectRefused(answer: Answer | { error: string }): void {
 }
 
 describe('the API process on SIGTERM', () => {
+  let world: BillingWorld;
   let gateway: TestGateway;
-  let worker: TestWorker;
   let books: Books;
   let model: string;
   let api: ApiProcess | null = null;
 
   beforeAll(async () => {
-    gateway = await TestGateway.start();
-    worker = await TestWorker.start();
-    books = await Books.open(gateway);
-    model = await gateway.addModel({ inputPrice: INPUT_PRICE, outputPrice: OUTPUT_PRICE });
+    world = await openBillingWorld(INPUT_PRICE, OUTPUT_PRICE);
+    ({ gateway, books, model } = world);
   });
   afterEach(async () => {
-    if (api && api.child.exitCode === null && api.child.signalCode === null) {
-      api.child.kill('SIGKILL');
-      await api.exited;
-    }
+    await killApiProcess(api);
     api = null;
     await books.expectBalanced();
   });
-  afterAll(async () => {
-    await books.close();
-    await worker.close();
-    await gateway.close();
-  });
+  afterAll(() => world.close());
 
   const streamBody = (reply: string) => ({
     model,

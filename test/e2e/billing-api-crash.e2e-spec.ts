@@ -1,13 +1,22 @@
 import { once } from 'node:events';
 import { HoldSweeper } from 'src/modules/billing/hold-sweeper.service';
-import { Books, eventually, requestIdOf, sleep, userMessages } from 'test/e2e/billing-helpers';
-import { ApiProcess, startApiProcess } from 'test/e2e/api-process-helpers';
+import {
+  BillingWorld,
+  Books,
+  eventually,
+  openBillingWorld,
+  requestIdOf,
+  sleep,
+  userMessages,
+} from 'test/e2e/billing-helpers';
+import { ApiProcess, killApiProcess, startApiProcess } from 'test/e2e/api-process-helpers';
 import { TestGateway, TestWorker } from 'test/support/gateway';
 
 const REPLY = 'one two three four five six seven eight nine ten';
 const CHUNK_DELAY_MS = 300;
 
 describe('billing: an API process killed in the middle of a stream', () => {
+  let world: BillingWorld;
   let gateway: TestGateway;
   let worker: TestWorker;
   let books: Books;
@@ -15,20 +24,13 @@ describe('billing: an API process killed in the middle of a stream', () => {
   let api: ApiProcess | null = null;
 
   beforeAll(async () => {
-    gateway = await TestGateway.start();
-    worker = await TestWorker.start();
-    books = await Books.open(gateway);
-    model = await gateway.addModel({ inputPrice: '2.5', outputPrice: '10' });
+    world = await openBillingWorld('2.5', '10');
+    ({ gateway, worker, books, model } = world);
   });
   afterEach(() => books.expectBalanced());
   afterAll(async () => {
-    if (api && api.child.exitCode === null && api.child.signalCode === null) {
-      api.child.kill('SIGKILL');
-      await once(api.child, 'exit');
-    }
-    await books.close();
-    await worker.close();
-    await gateway.close();
+    await killApiProcess(api);
+    await world.close();
   });
 
   it('should charge nothing for the cut-off stream and free its hold by the sweeper, without touching other money', async () => {
