@@ -6,12 +6,12 @@ import { AuthController } from 'src/modules/auth/auth.controller';
 import { AuthService } from 'src/modules/auth/auth.service';
 import { AuthThrottle } from 'src/modules/auth/auth-throttle';
 import { PasswordHasherService } from 'src/modules/auth/password-hasher.service';
-import { RateLimitStoreModule } from 'src/modules/rate-limits/rate-limits.module';
+import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
 
 @Module({
   imports: [
     AccountsModule,
-    RateLimitStoreModule,
+    RateLimitsModule,
     JwtModule.registerAsync({
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => ({ secret: config.jwtSecret, signOptions: { expiresIn: '12h' } }),

@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import { Logger } from 'pino';
-import { ApiKeyPrincipal } from 'src/common/decorators/auth.decorators';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { LOGGER } from 'src/common/logging/logger';
@@ -12,22 +11,10 @@ import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
 import { BalanceGate, HoldResult } from 'src/modules/ledger/balance-gate';
 import { BillingQueue } from 'src/modules/billing/billing.queue';
 import { usageCost } from 'src/modules/billing/pricing';
-import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
-import { CompletionMeter, MeteredResult } from 'src/modules/chat-completions/completion-meter';
-import { TokenUsage } from 'src/modules/chat-completions/upstream/provider-adapter';
-
-/** The most tokens the upstream can bill for a request: what admission holds. */
-export interface AdmissionEstimate {
-  promptTokens: number;
-  /** The output cap over all choices, plus what else the upstream bills as output (rejected prediction tokens). */
-  completionTokens: number;
-}
+import { CompletionMeter, MeteredRequest, MeteredResult, TokenUsage } from 'src/modules/billing/metering.types';
 
 interface MeterContext {
-  principal: ApiKeyPrincipal;
-  requestId: string;
-  chat: ChatRequest;
-  held: AdmissionEstimate;
+  request: MeteredRequest;
   hold: bigint;
   receivedAt: Date;
 }
@@ -48,15 +35,13 @@ export class MeteringService {
 
   /** Holds the request's worst-case cost; 403 insufficient_balance when the balance cannot cover it. */
   async admit(
-    principal: ApiKeyPrincipal,
-    requestId: string,
-    chat: ChatRequest,
-    held: AdmissionEstimate,
+    request: MeteredRequest,
     /** Told the usage being recorded (in the same Redis write), e.g. to correct the tokens-per-minute count. */
     onRecorded: (usage: TokenUsage) => void,
   ): Promise<CompletionMeter> {
-    const hold = usageCost(chat.model, held.promptTokens, held.completionTokens);
-    const result = await this.hold(principal.accountId, requestId, hold).catch((error: Error) => {
+    const { requestId, held } = request;
+    const hold = usageCost(request.model, held.promptTokens, held.completionTokens);
+    const result = await this.hold(request.accountId, requestId, hold).catch((error: Error) => {
       // Without a hold nothing can be billed safely, so nothing is relayed.
       this.logger.error({ err: error.message, reqId: requestId }, 'balance hold failed');
       throw new ApiError(ErrorKind.Overloaded, 'Billing is temporarily unavailable. Retry shortly.', null, undefined, {
@@ -70,7 +55,7 @@ export class MeteringService {
         `Insufficient balance: this request may cost up to $${formatUsd(hold)} and $${formatUsd(available < 0n ? 0n : available)} is available. Top up, or lower max_tokens.`,
       );
     }
-    const context: MeterContext = { principal, requestId, chat, held, hold, receivedAt: new Date() };
+    const context: MeterContext = { request, hold, receivedAt: new Date() };
     let recorded = false;
     return {
       record: async (outcome) => {
@@ -105,12 +90,12 @@ export class MeteringService {
     result: MeteredResult,
     onRecorded: (usage: TokenUsage) => void,
   ): Promise<TokenUsage> {
-    const { principal, chat } = context;
+    const { request } = context;
     // Our tokenizer may count differently from the upstream's: an estimate never exceeds what the
     // upstream was allowed to generate, which is also what the hold covered.
     const usage = result.usage ?? {
-      promptTokens: context.held.promptTokens,
-      completionTokens: Math.min(result.deliveredTokens(), context.held.completionTokens),
+      promptTokens: request.held.promptTokens,
+      completionTokens: Math.min(result.deliveredTokens(), request.held.completionTokens),
     };
     if (result.usage) {
       this.reportUsageAboveHold(context, result.usage);
@@ -122,13 +107,13 @@ export class MeteringService {
       return usage;
     }
     const payload: SettleCompletionPayload = {
-      requestId: context.requestId,
-      accountId: principal.accountId,
-      keyId: principal.keyId,
-      modelId: chat.model.id,
+      requestId: request.requestId,
+      accountId: request.accountId,
+      keyId: request.keyId,
+      modelId: request.model.id,
       channelId: result.channelId,
-      inputPrice: chat.model.inputPrice.toString(),
-      outputPrice: chat.model.outputPrice.toString(),
+      inputPrice: request.model.inputPrice.toString(),
+      outputPrice: request.model.outputPrice.toString(),
       promptTokens: usage.promptTokens,
       completionTokens: usage.completionTokens,
       usageSource: result.usage ? 'upstream' : 'estimated',
@@ -139,7 +124,7 @@ export class MeteringService {
     // Durable before the answer's last bytes; a worker settles it within moments. The caller's own
     // Redis update (the token count's correction) leaves in the same write.
     await inOneWrite(this.redis, () => {
-      const recording = this.gate.recordUsage(principal.accountId, context.requestId, JSON.stringify(payload));
+      const recording = this.gate.recordUsage(request.accountId, request.requestId, JSON.stringify(payload));
       onRecorded(usage);
       return recording;
     });
@@ -152,15 +137,16 @@ export class MeteringService {
    * shortfall). Usage above the hold means the estimate missed something the upstream bills: say so,
    * with the counts only, so that it can be fixed.
    */
-  private reportUsageAboveHold({ chat, requestId, held, hold }: MeterContext, usage: TokenUsage): void {
-    const cost = usageCost(chat.model, usage.promptTokens, usage.completionTokens);
+  private reportUsageAboveHold({ request, hold }: MeterContext, usage: TokenUsage): void {
+    const { requestId, model, held } = request;
+    const cost = usageCost(model, usage.promptTokens, usage.completionTokens);
     if (cost <= hold && usage.completionTokens <= held.completionTokens) {
       return;
     }
     this.logger.warn(
       {
         reqId: requestId,
-        modelId: chat.model.id,
+        modelId: model.id,
         promptTokens: usage.promptTokens,
         completionTokens: usage.completionTokens,
         heldPromptTokens: held.promptTokens,
@@ -174,9 +160,10 @@ export class MeteringService {
 
   /** Nothing was delivered: the hold goes back, nothing is billed. False when it stayed. */
   private async release(context: MeterContext): Promise<boolean> {
-    return this.gate.release(context.principal.accountId, context.requestId).catch((error: Error) => {
+    const { accountId, requestId } = context.request;
+    return this.gate.release(accountId, requestId).catch((error: Error) => {
       // The sweeper releases it later; the customer is only short of that hold until then.
-      this.logger.error({ err: error.message, reqId: context.requestId }, 'could not release hold');
+      this.logger.error({ err: error.message, reqId: requestId }, 'could not release hold');
       return false;
     });
   }

@@ -1,17 +1,17 @@
-import { Controller, HttpCode, Post, Req, Res, UseGuards, UseInterceptors } from '@nestjs/common';
+import { Controller, HttpCode, Post, Res, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiOkResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { FastifyReply } from 'fastify';
 import { ApiKeyAuth } from 'src/common/decorators/auth.decorators';
 import { ChatCompletionsService } from 'src/modules/chat-completions/chat-completions.service';
-import { MeteredStatus } from 'src/modules/chat-completions/completion-meter';
+import { MeteredStatus } from 'src/modules/billing/metering.types';
+import { AdmittedCompletion } from 'src/modules/chat-completions/completion-admission.service';
 import {
   ChatCompletionChunkDto,
   ChatCompletionDto,
   ChatCompletionRequestDto,
   ContentPartDto,
 } from 'src/modules/chat-completions/dto/chat-completion.dto';
-import { CompletionRequest, MeteringInterceptor } from 'src/modules/chat-completions/metering.interceptor';
-import { GatewayThrottlerGuard } from 'src/modules/rate-limits/gateway-throttler.guard';
+import { Admitted, MeteringInterceptor } from 'src/modules/chat-completions/metering.interceptor';
 
 @ApiTags('v1')
 @ApiKeyAuth()
@@ -22,7 +22,6 @@ export class ChatCompletionsController {
 
   @Post()
   @HttpCode(200)
-  @UseGuards(GatewayThrottlerGuard)
   @UseInterceptors(MeteringInterceptor)
   @ApiBody({ type: ChatCompletionRequestDto })
   @ApiOkResponse({
@@ -32,8 +31,7 @@ export class ChatCompletionsController {
       'text/event-stream': { schema: { $ref: getSchemaPath(ChatCompletionChunkDto) } },
     },
   })
-  createChatCompletion(@Req() request: CompletionRequest, @Res() reply: FastifyReply): Promise<MeteredStatus> {
-    const { chat, meter, signal } = request.completion!;
-    return this.service.complete(chat, request.body as Record<string, unknown>, reply, meter, signal);
+  createChatCompletion(@Admitted() admitted: AdmittedCompletion, @Res() reply: FastifyReply): Promise<MeteredStatus> {
+    return this.service.complete(admitted, reply);
   }
 }

@@ -5,8 +5,9 @@ import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { LOGGER } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
 import { countCompletionTokens } from 'src/modules/billing/token-estimator';
-import { ChatRequest, validateChatRequest } from 'src/modules/chat-completions/chat-request.validator';
-import { CompletionMeter, MeteredResult, MeteredStatus } from 'src/modules/chat-completions/completion-meter';
+import { CompletionMeter, MeteredResult, MeteredStatus } from 'src/modules/billing/metering.types';
+import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
+import { AdmittedCompletion } from 'src/modules/chat-completions/completion-admission.service';
 import { orderRoutes } from 'src/modules/chat-completions/route-order';
 import { relayStream } from 'src/modules/chat-completions/stream-relay';
 import { AnthropicAdapter } from 'src/modules/chat-completions/upstream/anthropic.adapter';
@@ -26,7 +27,7 @@ import {
 } from 'src/modules/chat-completions/upstream/upstream-error-text';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { ChannelType } from 'src/modules/channels/channel.entity';
-import { CatalogRoute, CatalogService } from 'src/modules/models/catalog.service';
+import { CatalogRoute } from 'src/modules/models/catalog.service';
 
 type RouteFailure = { kind: 'unreachable' } | { kind: 'status'; status: number } | { kind: 'abnormal' };
 
@@ -49,7 +50,6 @@ export class ChatCompletionsService {
   private readonly adapters: Record<ChannelType, ProviderAdapter>;
 
   constructor(
-    private readonly catalog: CatalogService,
     private readonly upstream: UpstreamClient,
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -57,23 +57,12 @@ export class ChatCompletionsService {
     this.adapters = { openai: new OpenAiAdapter(), anthropic: new AnthropicAdapter(), gemini: new GeminiAdapter() };
   }
 
-  /** SPEC 4.1 validation against the live catalog; throws the 400 the client should see. */
-  prepare(body: unknown): ChatRequest {
-    return validateChatRequest(body, (id) => this.catalog.get(id));
-  }
-
   /**
    * Tries the model's routes in order until one answers, and writes its answer to `reply`. A route
    * that fails before the client got a byte (no connection, 5xx, garbage) hands over to the next.
    */
-  async complete(
-    chat: ChatRequest,
-    body: Record<string, unknown>,
-    reply: FastifyReply,
-    meter: CompletionMeter,
-    /** Aborts when the client hangs up or the request's deadline passes; its reason is the error to answer. */
-    signal: AbortSignal,
-  ): Promise<MeteredStatus> {
+  async complete(admitted: AdmittedCompletion, reply: FastifyReply): Promise<MeteredStatus> {
+    const { chat, body, meter, signal } = admitted;
     let lastFailure: RouteFailure = { kind: 'unreachable' };
     for (const route of orderRoutes(chat.model.routes)) {
       const adapter = this.adapters[route.channel.type];

@@ -1,10 +1,10 @@
+import { TokenUsage } from 'src/modules/billing/metering.types';
 import { ApiError } from 'src/common/errors/api-error';
 import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
 import {
   isRecord,
   ProviderAdapter,
   StreamTranslator,
-  TokenUsage,
   UpstreamErrorDetails,
   UpstreamRequest,
   wireUsage,

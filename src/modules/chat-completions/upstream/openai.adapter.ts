@@ -1,10 +1,10 @@
+import { TokenUsage } from 'src/modules/billing/metering.types';
 import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
 import {
   generatedText,
   isRecord,
   ProviderAdapter,
   StreamTranslator,
-  TokenUsage,
   UpstreamErrorDetails,
   UpstreamRequest,
   usageFrom,

@@ -1,3 +1,4 @@
+import { TokenUsage } from 'src/modules/billing/metering.types';
 import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 
@@ -5,11 +6,6 @@ export interface UpstreamRequest {
   path: string;
   headers: Record<string, string>;
   payload: string;
-}
-
-export interface TokenUsage {
-  promptTokens: number;
-  completionTokens: number;
 }
 
 /** Turns one upstream stream event into the wire events to forward (already framed text, without the blank line). */

@@ -1,8 +1,8 @@
+import { TokenUsage } from 'src/modules/billing/metering.types';
 import { ApiError } from 'src/common/errors/api-error';
 import {
   isRecord,
   StreamTranslator,
-  TokenUsage,
   UpstreamErrorDetails,
   wireUsage,
 } from 'src/modules/chat-completions/upstream/provider-adapter';

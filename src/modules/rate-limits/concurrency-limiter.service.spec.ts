@@ -1,6 +1,6 @@
 import { ApiError, clientClosed } from 'src/common/errors/api-error';
 import { loadConfig } from 'src/config/app-config';
-import { ConcurrencyLimiter } from 'src/modules/rate-limits/concurrency-limiter';
+import { ConcurrencyLimiter } from 'src/modules/rate-limits/concurrency-limiter.service';
 
 function limiter(env: Record<string, string>): ConcurrencyLimiter {
   return new ConcurrencyLimiter(loadConfig({ NODE_ENV: 'test', ...env }));

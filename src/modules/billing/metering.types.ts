@@ -1,4 +1,26 @@
-import { TokenUsage } from 'src/modules/chat-completions/upstream/provider-adapter';
+// Billing's contract with the relay it meters. The relay depends on these; billing imports nothing from it.
+import { Prices } from 'src/modules/billing/pricing';
+
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** The most tokens the upstream can bill for a request: what admission holds. */
+export interface HeldTokens {
+  promptTokens: number;
+  /** The output cap over all choices, plus what else the upstream bills as output (rejected prediction tokens). */
+  completionTokens: number;
+}
+
+/** What billing needs to know of one request it meters: who pays, for which model, and the worst case held. */
+export interface MeteredRequest {
+  requestId: string;
+  accountId: string;
+  keyId: string;
+  model: Prices & { id: string };
+  held: HeldTokens;
+}
 
 export type MeteredStatus = 'completed' | 'client_aborted' | 'upstream_broken';
 

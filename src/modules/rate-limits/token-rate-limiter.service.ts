@@ -6,6 +6,8 @@ import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { metrics } from 'src/common/metrics/metrics';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { LimiterFailurePolicy } from 'src/modules/rate-limits/limiter-failure.policy';
+import { EffectiveLimits } from 'src/modules/rate-limits/rate-limit-policy.service';
+import { LimitScope } from 'src/modules/rate-limits/request-rate-limiter.service';
 import { rateLimitExceeded, resetIn } from 'src/modules/rate-limits/rate-limit.errors';
 
 // Windows are aligned to the minute, so the correction at the end of a request finds the very
@@ -41,13 +43,6 @@ export interface TokenAdmission {
   headers: Record<string, string>;
 }
 
-export interface TokenLimits {
-  accountId: string;
-  modelId: string;
-  tpm: number;
-  endUser?: { id: string; tpm: number };
-}
-
 /** Tokens per minute per account and model (and end user), counted in Redis across all API processes. */
 @Injectable()
 export class TokenRateLimiter {
@@ -63,7 +58,14 @@ export class TokenRateLimiter {
   }
 
   /** Counts `estimate` tokens now; 429 when that would pass a limit. */
-  async admit(limits: TokenLimits, estimate: number): Promise<TokenAdmission> {
+  async admit(scope: LimitScope, effective: EffectiveLimits, estimate: number): Promise<TokenAdmission> {
+    const { user } = scope;
+    const limits = {
+      accountId: scope.accountId,
+      modelId: scope.modelId,
+      tpm: effective.tpm,
+      endUser: user && effective.endUserTpm ? { id: user, tpm: effective.endUserTpm } : undefined,
+    };
     const now = Date.now();
     const windowMs = this.config.rateLimits.windowMs;
     const window = Math.floor(now / windowMs);

@@ -1,0 +1,157 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { FastifyReply } from 'fastify';
+import Redis from 'ioredis';
+import { ApiKeyPrincipal } from 'src/common/decorators/auth.decorators';
+import { inOneWrite } from 'src/common/redis/one-write';
+import { REDIS } from 'src/common/redis/redis.tokens';
+import { APP_CONFIG, AppConfig } from 'src/config/app-config';
+import { imageFamiliesOf } from 'src/modules/billing/image-families';
+import { MeteringService } from 'src/modules/billing/metering.service';
+import { CompletionMeter, HeldTokens, TokenUsage } from 'src/modules/billing/metering.types';
+import { estimateRequest } from 'src/modules/billing/token-estimator';
+import { ChatRequest, outputTokenCap, validateChatRequest } from 'src/modules/chat-completions/chat-request.validator';
+import { RequestLifetime } from 'src/modules/chat-completions/request-lifetime';
+import { CatalogService } from 'src/modules/models/catalog.service';
+import { ConcurrencyLimiter } from 'src/modules/rate-limits/concurrency-limiter.service';
+import { EffectiveLimits, RateLimitPolicy } from 'src/modules/rate-limits/rate-limit-policy.service';
+import { LimitScope, RequestRateLimiter } from 'src/modules/rate-limits/request-rate-limiter.service';
+import { TokenAdmission, TokenRateLimiter } from 'src/modules/rate-limits/token-rate-limiter.service';
+
+/** A completion let through: what the relay needs, and how to end the admission. */
+export interface AdmittedCompletion {
+  chat: ChatRequest;
+  /** The body as validated, relayed to the upstream. */
+  body: Record<string, unknown>;
+  limits: EffectiveLimits;
+  meter: CompletionMeter;
+  /** Aborts when the client hangs up or the request's deadline passes; its reason is the error to answer. */
+  signal: AbortSignal;
+  /** The relay failed: the hold and the counted tokens go back, unless usage was recorded. */
+  giveBack(): Promise<void>;
+  /** The relay is over, whatever its outcome: the slot and the deadline go. Idempotent. */
+  release(): void;
+}
+
+/**
+ * Whether a completion may run, in this order: validate the body against the catalog (400); in one
+ * Redis write and round trip, count the request (429 requests per minute), its estimated tokens (429
+ * tokens per minute) and hold its worst-case cost (403 insufficient_balance); then take a slot of
+ * this process (503 when overloaded). A refusal at any step gives back what the earlier ones took
+ * (a request that reached the counting stays counted).
+ */
+@Injectable()
+export class CompletionAdmission {
+  constructor(
+    private readonly catalog: CatalogService,
+    private readonly metering: MeteringService,
+    private readonly concurrency: ConcurrencyLimiter,
+    private readonly requestLimiter: RequestRateLimiter,
+    private readonly tokenLimiter: TokenRateLimiter,
+    private readonly policy: RateLimitPolicy,
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** `reply` receives the rate-limit headers (a refusal carries them too) and tells when the client hangs up. */
+  async admit(
+    principal: ApiKeyPrincipal,
+    body: unknown,
+    requestId: string,
+    reply: FastifyReply,
+  ): Promise<AdmittedCompletion> {
+    const chat = validateChatRequest(body, (id) => this.catalog.get(id));
+    const validated = body as Record<string, unknown>;
+    const scope: LimitScope = { accountId: principal.accountId, modelId: chat.model.id, user: endUserOf(validated) };
+    const limits = this.policy.limitsFor(principal.accountId, chat.model);
+    const held = heldTokens(validated, chat);
+    // From here on a hang-up (or the deadline) frees the slot, the queue place and the upstream call at once.
+    const lifetime = new RequestLifetime(reply.raw, this.config.relay.maxRequestMs);
+    const setHeaders = (headers: Record<string, string>) => void reply.headers(headers);
+    const counted = await this.count(scope, limits, held, { principal, requestId, chat }, setHeaders).catch(
+      (error: unknown) => {
+        lifetime.end();
+        throw error;
+      },
+    );
+    const { tokens, meter } = counted;
+    const giveBack = async () => {
+      if (await meter.release()) {
+        tokens.settle(0);
+      }
+    };
+    // After counting, so a request over its limits is refused at once instead of queueing for a slot.
+    const releaseSlot = await this.concurrency
+      .acquire(principal.accountId, lifetime.signal)
+      .catch(async (error: unknown) => {
+        lifetime.end();
+        await giveBack();
+        throw error;
+      });
+    setHeaders(tokens.headers);
+    return {
+      chat,
+      body: validated,
+      limits,
+      meter,
+      signal: lifetime.signal,
+      giveBack,
+      release: () => {
+        lifetime.end();
+        releaseSlot();
+      },
+    };
+  }
+
+  /**
+   * Requests per minute, tokens per minute and the balance hold are independent, so the three Redis
+   * calls leave in one write and are in flight at once. When one refuses, the tokens and the hold
+   * are given back; the first refusal in that order is the answer.
+   */
+  private async count(
+    scope: LimitScope,
+    limits: EffectiveLimits,
+    held: HeldTokens,
+    request: { principal: ApiKeyPrincipal; requestId: string; chat: ChatRequest },
+    setHeaders: (headers: Record<string, string>) => void,
+  ): Promise<{ tokens: TokenAdmission; meter: CompletionMeter }> {
+    const { principal, requestId, chat } = request;
+    // Usage is recorded long after admission; by then the token admission is known.
+    const admitted: { tokens?: TokenAdmission } = {};
+    const onRecorded = (usage: TokenUsage) => admitted.tokens?.settle(usage.promptTokens + usage.completionTokens);
+    const metered = { requestId, accountId: principal.accountId, keyId: principal.keyId, model: chat.model, held };
+    const [requests, tokens, meter] = await inOneWrite(this.redis, () =>
+      Promise.allSettled([
+        this.requestLimiter.admit(scope, limits, setHeaders),
+        this.tokenLimiter.admit(scope, limits, held.promptTokens + held.completionTokens),
+        this.metering.admit(metered, onRecorded),
+      ]),
+    );
+    if (requests.status === 'rejected' || tokens.status === 'rejected' || meter.status === 'rejected') {
+      if (tokens.status === 'fulfilled') {
+        tokens.value.settle(0);
+      }
+      if (meter.status === 'fulfilled') {
+        await meter.value.release();
+      }
+      const refusal = [requests, tokens, meter].find((outcome) => outcome.status === 'rejected');
+      throw (refusal as PromiseRejectedResult).reason;
+    }
+    admitted.tokens = tokens.value;
+    return { tokens: tokens.value, meter: meter.value };
+  }
+}
+
+/** The end user the body names (`user`), whose own limits apply when the operator set them. */
+function endUserOf(body: Record<string, unknown>): string | undefined {
+  return typeof body.user === 'string' && body.user !== '' ? body.user : undefined;
+}
+
+/** The most the upstream can bill: every billable field of the body, and the output cap over all choices. */
+function heldTokens(body: Record<string, unknown>, chat: ChatRequest): HeldTokens {
+  const { promptTokens, predictionTokens } = estimateRequest(body, {
+    audioReferenceTokens: chat.model.maxOutputTokens,
+    imageFamilies: imageFamiliesOf(chat.model.routes),
+  });
+  // Rejected prediction tokens are billed as output, on top of max_tokens, for every choice.
+  return { promptTokens, completionTokens: outputTokenCap(chat) + predictionTokens * chat.n };
+}
