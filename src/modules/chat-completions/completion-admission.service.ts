@@ -28,7 +28,7 @@ export interface AdmittedCompletion {
   signal: AbortSignal;
   /** The relay failed: the hold and the counted tokens go back, unless usage was recorded. */
   giveBack(): Promise<void>;
-  /** The relay is over, whatever its outcome: the slot and the deadline go. Idempotent. */
+  /** The relay is over, whatever its outcome: the slot and the deadline go. */
   release(): void;
 }
 
