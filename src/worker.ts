@@ -9,8 +9,10 @@ function main(): void {
   const logger = createLogger(config, 'worker');
   NestFactory.createApplicationContext(WorkerModule.forRoot(config, logger), { logger: new PinoNestLogger(logger) })
     .then((app) => {
-      // Nest closes the queues on SIGTERM, letting running jobs finish before the process exits.
-      app.enableShutdownHooks();
+      // Nest closes the queues on SIGTERM, letting running jobs finish before the process exits. Then it
+      // exits 0, like the API, instead of re-raising the signal: as PID 1 of a container a re-raised
+      // SIGTERM is ignored, and the process would end only if nothing at all were left on its event loop.
+      app.enableShutdownHooks([], { useProcessExit: true });
     })
     .catch((error: Error) => {
       logger.fatal({ err: error }, 'worker failed to start');

@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { freePort } from 'src/bench/child-processes';
+import { freePort } from 'tools/bench/child-processes';
 
 /** The real API entrypoint (src/main.ts) in a process of its own, on this run's Postgres and Redis. */
 export interface ApiProcess {

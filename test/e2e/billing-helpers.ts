@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { parseUsd } from 'src/common/money/money';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
-import { countMockPromptTokens } from 'src/mock-upstream/mock-upstream.server';
+import { countMockPromptTokens } from 'tools/mock-upstream/mock-upstream.server';
 import { Prices, referralCredit, usageCost } from 'src/modules/billing/pricing';
 import { BalanceGate } from 'src/modules/ledger/balance-gate';
 import { findLedgerMismatches } from 'src/modules/ledger/ledger-verifier';

@@ -1,5 +1,5 @@
 import OpenAI, { APIError } from 'openai';
-import { countMockPromptTokens } from 'src/mock-upstream/mock-upstream.server';
+import { countMockPromptTokens } from 'tools/mock-upstream/mock-upstream.server';
 import { Customer, TestGateway } from 'test/support/gateway';
 
 const MOCK_REPLY = 'Hello from the mock upstream.';

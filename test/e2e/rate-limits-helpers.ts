@@ -2,7 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { countMockPromptTokens } from 'src/mock-upstream/mock-upstream.server';
+import { countMockPromptTokens } from 'tools/mock-upstream/mock-upstream.server';
 import { estimatePromptTokens } from 'src/modules/billing/token-estimator';
 import { HttpResult } from 'test/support/gateway';
 

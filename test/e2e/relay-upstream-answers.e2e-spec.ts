@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ReceivedRequest } from 'src/mock-upstream/mock-upstream.server';
+import { ReceivedRequest } from 'tools/mock-upstream/mock-upstream.server';
 import { expectApiError, expectInvalidRequest, userMessage } from 'test/e2e/v1-helpers';
 import { Customer, parseEventStream, TestGateway } from 'test/support/gateway';
 

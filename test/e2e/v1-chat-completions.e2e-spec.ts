@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { countMockPromptTokens, ReceivedRequest } from 'src/mock-upstream/mock-upstream.server';
+import { countMockPromptTokens, ReceivedRequest } from 'tools/mock-upstream/mock-upstream.server';
 import { Customer, HttpResult, TestGateway } from 'test/support/gateway';
 import { expectInvalidRequest, userMessage } from 'test/e2e/v1-helpers';
 

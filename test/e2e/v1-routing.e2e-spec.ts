@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
-import { ReceivedRequest } from 'src/mock-upstream/mock-upstream.server';
+import { ReceivedRequest } from 'tools/mock-upstream/mock-upstream.server';
 import { Customer, HttpResult, parseEventStream, TestGateway } from 'test/support/gateway';
 import { expectApiError, userMessage } from 'test/e2e/v1-helpers';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { countMockPromptTokens } from 'src/mock-upstream/mock-upstream.server';
+import { countMockPromptTokens } from 'tools/mock-upstream/mock-upstream.server';
 import { Customer, parseEventStream, TestGateway } from 'test/support/gateway';
 import { expectApiError, expectInvalidRequest, userMessage } from 'test/e2e/v1-helpers';
 

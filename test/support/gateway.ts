@@ -4,7 +4,7 @@ import { request as httpRequest } from 'node:http';
 import pino from 'pino';
 import { createApiApp } from 'src/app.factory';
 import { loadConfig } from 'src/config/app-config';
-import { MockUpstream, startMockUpstream } from 'src/mock-upstream/mock-upstream.server';
+import { MockUpstream, startMockUpstream } from 'tools/mock-upstream/mock-upstream.server';
 import { CatalogService } from 'src/modules/models/catalog.service';
 import { WorkerModule } from 'src/worker.module';
 import { NestFactory } from '@nestjs/core';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { API_NODE_FLAGS } from 'src/config/api-runtime';
-import { ChildProcesses, freePort, Started } from 'src/bench/child-processes';
+import { ChildProcesses, freePort, Started } from 'tools/bench/child-processes';
 import {
   BENCH_DATABASE_URL,
   BENCH_REDIS_URL,
@@ -8,8 +8,9 @@ import {
   gatewayEnv,
   recreateDatabase,
   seedGateway,
-} from 'src/bench/gateway-setup';
-import { Scenario, upstreamsOf } from 'src/bench/scenarios';
+} from 'tools/bench/gateway-setup';
+import { Scenario, upstreamsOf } from 'tools/bench/scenarios';
+import { PRODUCT_DIST } from 'tools/product-dist';
 
 /** A process answering load, and where. */
 export interface Endpoint {
@@ -23,8 +24,8 @@ export interface BenchEnvironment {
   gateway?: { api: Endpoint; workerPid: number; apiKey: string };
 }
 
-// Compiled layout: this file is dist/bench/bench-environment.js.
-const DIST = join(__dirname, '..');
+// Compiled layout: this file is dist-tools/tools/bench/bench-environment.js.
+const TOOLS_DIST = join(__dirname, '..');
 const UPSTREAM_PROBE = { headers: { authorization: 'Bearer probe' } };
 
 /** Starts only what the selected scenarios need: their mocks, proxies, and (if any wants it) the gateway. */
@@ -37,7 +38,7 @@ export async function startEnvironment(
   const behindGateway: { id: string; origin: string }[] = [];
   for (const { spec, passthrough, gateway } of upstreamsOf(scenarios)) {
     const port = await freePort();
-    const script = join(DIST, 'bin', 'mock-upstream.js');
+    const script = join(TOOLS_DIST, 'bin', 'mock-upstream.js');
     const args = [
       '--port',
       String(port),
@@ -88,9 +89,9 @@ async function startGateway(
   const { env, adminToken } = gatewayEnv(port);
   // For profiling the gateway alone, e.g. BENCH_GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof".
   const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const apiArgs = [...API_NODE_FLAGS, ...nodeArgs, join(DIST, 'main.js')];
+  const apiArgs = [...API_NODE_FLAGS, ...nodeArgs, join(PRODUCT_DIST, 'main.js')];
   const api: Started = children.startNode('gateway-api', apiArgs, env);
-  const worker = children.startNode('gateway-worker', [...nodeArgs, join(DIST, 'worker.js')], env);
+  const worker = children.startNode('gateway-worker', [...nodeArgs, join(PRODUCT_DIST, 'worker.js')], env);
   const origin = `http://127.0.0.1:${port}`;
   await children.waitForHttp(api, `${origin}/health/ready`, {}, 60_000);
   const apiKey = await seedGateway(origin, adminToken, upstreams);

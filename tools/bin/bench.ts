@@ -1,9 +1,9 @@
 import 'reflect-metadata';
 import { dirname, join } from 'node:path';
-import { parseBenchArgs, USAGE, UsageError } from 'src/bench/bench-options';
-import { ChildProcesses } from 'src/bench/child-processes';
-import { formatTable, writeReport } from 'src/bench/report';
-import { failures, overallTimeoutSec, runBench } from 'src/bench/run-bench';
+import { parseBenchArgs, USAGE, UsageError } from 'tools/bench/bench-options';
+import { ChildProcesses } from 'tools/bench/child-processes';
+import { formatTable, writeReport } from 'tools/bench/report';
+import { failures, overallTimeoutSec, runBench } from 'tools/bench/run-bench';
 
 /** Set once a signal or the timeout took over the shutdown; main's own ending then stays out of its way. */
 let exiting = false;

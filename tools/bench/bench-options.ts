@@ -24,7 +24,7 @@ export interface BenchOptions {
   loginFlood: number;
 }
 
-export const USAGE = `Usage: node dist/bin/bench.js [options]
+export const USAGE = `Usage: node dist-tools/tools/bin/bench.js [options]
 
   --duration N              measured seconds per scenario and target (default 10; --smoke: 1)
   --warmup N                discarded warm-up seconds before each measurement (default 1; --smoke: 0.25)

@@ -1,4 +1,4 @@
-import { startMockUpstream } from 'src/mock-upstream/mock-upstream.server';
+import { startMockUpstream } from 'tools/mock-upstream/mock-upstream.server';
 
 function readFlag(args: string[], name: string): string | undefined {
   const inline = args.find((arg) => arg.startsWith(`${name}=`));

@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { LoadResult, LoadTarget, percentiles, round } from 'src/bench/load-result';
+import { LoadResult, LoadTarget, percentiles, round } from 'tools/bench/load-result';
 
 /** Per-request timeout; far above any healthy answer here, so a timeout means something is stuck. */
 const REQUEST_TIMEOUT_SEC = 10;

@@ -1,4 +1,4 @@
-import { countMockPromptTokens, MockUpstream, startMockUpstream } from 'src/mock-upstream/mock-upstream.server';
+import { countMockPromptTokens, MockUpstream, startMockUpstream } from 'tools/mock-upstream/mock-upstream.server';
 
 const HEADERS = { authorization: 'Bearer sk-test', 'content-type': 'application/json' };
 const MESSAGES = [{ role: 'user', content: 'Say hello' }];

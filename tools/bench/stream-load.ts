@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
-import { LoadResult, LoadTarget, percentiles, round } from 'src/bench/load-result';
+import { LoadResult, LoadTarget, percentiles, round } from 'tools/bench/load-result';
 
 interface Sample {
   startedAt: number;

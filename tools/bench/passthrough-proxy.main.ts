@@ -1,7 +1,7 @@
-import { startPassthroughProxy } from 'src/bench/passthrough-proxy';
+import { startPassthroughProxy } from 'tools/bench/passthrough-proxy';
 
 /**
- * `node dist/bench/passthrough-proxy.main.js --target http://127.0.0.1:9000 --port 9100`: the
+ * `node dist-tools/tools/bench/passthrough-proxy.main.js --target http://127.0.0.1:9000 --port 9100`: the
  * passthrough proxy as its own process, so like the gateway it has an event loop of its own
  * instead of sharing the load generator's.
  */

@@ -1,12 +1,12 @@
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
-import { BillingBacklog } from 'src/bench/billing-backlog';
-import { LoadResult, Percentiles, round } from 'src/bench/load-result';
-import { LoginFloodResult } from 'src/bench/login-flood';
-import { ProcessUsage } from 'src/bench/process-sampler';
-import { Target } from 'src/bench/scenarios';
-import { StreamMemory } from 'src/bench/long-stream';
+import { BillingBacklog } from 'tools/bench/billing-backlog';
+import { LoadResult, Percentiles, round } from 'tools/bench/load-result';
+import { LoginFloodResult } from 'tools/bench/login-flood';
+import { ProcessUsage } from 'tools/bench/process-sampler';
+import { Target } from 'tools/bench/scenarios';
+import { StreamMemory } from 'tools/bench/long-stream';
 
 /** The gateway against one baseline of the same scenario. */
 export interface Comparison {

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { Client } from 'pg';
-import { dataSourceOptions } from 'src/database/data-source.options';
 import { DataSource } from 'typeorm';
+import { productDataSourceOptions } from 'tools/product-dist';
 
 /** Overridable for a different server; the database name must end in `_bench` because it is dropped. */
 export const BENCH_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/gateway_bench';
@@ -80,7 +80,7 @@ export async function recreateDatabase(): Promise<number> {
   } finally {
     await admin.end();
   }
-  const dataSource = new DataSource(dataSourceOptions({ databaseUrl: BENCH_DATABASE_URL }));
+  const dataSource = new DataSource(productDataSourceOptions({ databaseUrl: BENCH_DATABASE_URL }));
   await dataSource.initialize();
   try {
     const applied = await dataSource.runMigrations({ transaction: 'each' });

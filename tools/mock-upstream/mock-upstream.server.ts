@@ -1,4 +1,4 @@
-import { dialectAuthorized, matchDialect, respondInDialect } from 'src/mock-upstream/provider-dialects';
+import { dialectAuthorized, matchDialect, respondInDialect } from 'tools/mock-upstream/provider-dialects';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 

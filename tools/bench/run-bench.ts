@@ -1,17 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BenchEnvironment, Endpoint, startEnvironment } from 'src/bench/bench-environment';
-import { BenchOptions } from 'src/bench/bench-options';
-import { BillingBacklogProbe } from 'src/bench/billing-backlog';
-import { ChildProcesses } from 'src/bench/child-processes';
-import { acquireBenchLock, BENCH_REDIS_URL, benchModelId } from 'src/bench/gateway-setup';
-import { runJsonLoad } from 'src/bench/json-load';
-import { LoadResult, LoadTarget } from 'src/bench/load-result';
-import { LoginFloodResult, startLoginFlood } from 'src/bench/login-flood';
-import { ProcessSampler, SampledUsage } from 'src/bench/process-sampler';
-import { BenchReport, BenchRow, compareToBaselines, machineInfo } from 'src/bench/report';
-import { planScenarios, Scenario, Target } from 'src/bench/scenarios';
-import { runStreamLoad } from 'src/bench/stream-load';
-import { runLongStream, StreamMemory } from 'src/bench/long-stream';
+import { BenchEnvironment, Endpoint, startEnvironment } from 'tools/bench/bench-environment';
+import { BenchOptions } from 'tools/bench/bench-options';
+import { BillingBacklogProbe } from 'tools/bench/billing-backlog';
+import { ChildProcesses } from 'tools/bench/child-processes';
+import { acquireBenchLock, BENCH_REDIS_URL, benchModelId } from 'tools/bench/gateway-setup';
+import { runJsonLoad } from 'tools/bench/json-load';
+import { LoadResult, LoadTarget } from 'tools/bench/load-result';
+import { LoginFloodResult, startLoginFlood } from 'tools/bench/login-flood';
+import { ProcessSampler, SampledUsage } from 'tools/bench/process-sampler';
+import { BenchReport, BenchRow, compareToBaselines, machineInfo } from 'tools/bench/report';
+import { planScenarios, Scenario, Target } from 'tools/bench/scenarios';
+import { runStreamLoad } from 'tools/bench/stream-load';
+import { runLongStream, StreamMemory } from 'tools/bench/long-stream';
 
 /** How long settlement may take to catch up after a gateway run before the next run starts anyway. */
 const DRAIN_LIMIT_MS = 60_000;

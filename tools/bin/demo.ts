@@ -4,8 +4,8 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { AppConfig, loadConfig } from 'src/config/app-config';
-import { dataSourceOptions } from 'src/database/data-source.options';
 import { DataSource } from 'typeorm';
+import { PRODUCT_DIST, productDataSourceOptions } from 'tools/product-dist';
 
 /* eslint-disable no-console -- this is an interactive developer tool; its output is for a person. */
 
@@ -24,8 +24,8 @@ async function main(): Promise<void> {
   await migrate(config);
 
   start('mock', [join(__dirname, 'mock-upstream.js'), '--port', String(MOCK_PORT)], env);
-  start('api', [...API_NODE_FLAGS, join(__dirname, '..', 'main.js')], env);
-  start('worker', [join(__dirname, '..', 'worker.js')], env);
+  start('api', [...API_NODE_FLAGS, join(PRODUCT_DIST, 'main.js')], env);
+  start('worker', [join(PRODUCT_DIST, 'worker.js')], env);
   const base = `http://127.0.0.1:${config.port}`;
   await waitForReady(`${base}/health/ready`);
 
@@ -62,7 +62,7 @@ async function ensureDatabase(config: AppConfig): Promise<void> {
 }
 
 async function migrate(config: AppConfig): Promise<void> {
-  const dataSource = new DataSource(dataSourceOptions(config));
+  const dataSource = new DataSource(productDataSourceOptions(config));
   await dataSource.initialize();
   const applied = await dataSource.runMigrations({ transaction: 'each' });
   await dataSource.destroy();

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
-import { LoadResult, LoadTarget, round } from 'src/bench/load-result';
-import { rssKb } from 'src/bench/proc-stats';
+import { LoadResult, LoadTarget, round } from 'tools/bench/load-result';
+import { rssKb } from 'tools/bench/proc-stats';
 
 /** What the API process held before, at most during, and right after one long stream. */
 export interface StreamMemory {

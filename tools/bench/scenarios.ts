@@ -1,4 +1,4 @@
-import { BenchOptions } from 'src/bench/bench-options';
+import { BenchOptions } from 'tools/bench/bench-options';
 
 /** Who answers: the mock itself, our bare Node proxy in front of it, or the real gateway in front of it. */
 export type Target = 'direct' | 'passthrough' | 'gateway';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { percentiles, Percentiles, round } from 'src/bench/load-result';
+import { percentiles, Percentiles, round } from 'tools/bench/load-result';
 
 /** What a login flood got from the gateway while a scenario ran. */
 export interface LoginFloodResult {

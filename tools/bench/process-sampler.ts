@@ -6,7 +6,7 @@ import {
   listenOverflows,
   processTicks,
   rssKb,
-} from 'src/bench/proc-stats';
+} from 'tools/bench/proc-stats';
 
 export interface ProcessUsage {
   /** Highest VmRSS seen, MB. */
