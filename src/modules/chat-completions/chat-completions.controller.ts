@@ -8,14 +8,14 @@ import {
   ChatCompletionChunkDto,
   ChatCompletionDto,
   ChatCompletionRequestDto,
-  ContentPartDto,
 } from 'src/modules/chat-completions/dto/chat-completion.dto';
+import { CONTENT_PART_DTOS } from 'src/modules/chat-completions/dto/content-part.dto';
 import { CompletionRequest, MeteringInterceptor } from 'src/modules/chat-completions/metering.interceptor';
 import { GatewayThrottlerGuard } from 'src/modules/rate-limits/gateway-throttler.guard';
 
 @ApiTags('v1')
 @ApiKeyAuth()
-@ApiExtraModels(ChatCompletionDto, ChatCompletionChunkDto, ContentPartDto)
+@ApiExtraModels(ChatCompletionDto, ChatCompletionChunkDto, ...Object.values(CONTENT_PART_DTOS))
 @Controller('v1/chat/completions')
 export class ChatCompletionsController {
   constructor(private readonly service: ChatCompletionsService) {}
