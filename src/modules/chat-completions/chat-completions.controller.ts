@@ -8,8 +8,8 @@ import {
   ChatCompletionChunkDto,
   ChatCompletionDto,
   ChatCompletionRequestDto,
+  CONTENT_PART_DTOS,
 } from 'src/modules/chat-completions/dto/chat-completion.dto';
-import { CONTENT_PART_DTOS } from 'src/modules/chat-completions/dto/content-part.dto';
 import { CompletionRequest, MeteringInterceptor } from 'src/modules/chat-completions/metering.interceptor';
 import { GatewayThrottlerGuard } from 'src/modules/rate-limits/gateway-throttler.guard';
 

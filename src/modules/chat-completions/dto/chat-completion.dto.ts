@@ -1,18 +1,46 @@
-import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { Type } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional, ApiSchema, getSchemaPath } from '@nestjs/swagger';
 import {
   ACCEPTED_MESSAGE_ROLES,
+  ContentPartType,
   MAX_JSON_VALUES,
   MAX_NESTING_DEPTH,
   MessageRole,
   REQUEST_FIELDS,
   SERVICE_TIERS,
 } from 'src/modules/chat-completions/chat-request.contract';
-import { CONTENT_PART_SCHEMA, ContentPartDto } from 'src/modules/chat-completions/dto/content-part.dto';
+import {
+  AudioContentPartDto,
+  FileContentPartDto,
+  ImageContentPartDto,
+  RefusalContentPartDto,
+  TextContentPartDto,
+} from 'src/modules/chat-completions/dto/content-part.dto';
 
 // These classes document the wire format for OpenAPI only. The body is validated by
 // validateChatRequest (exact `param` names, no stripping) because fields the gateway does not know
 // (tools, response_format, seed, …) must reach the upstream untouched. Roles, part types and bounds
 // come from the request contract both read.
+
+/** The schema of each part type: a type of the contract without one here, or one the contract lacks, does not compile. */
+export const CONTENT_PART_DTOS = {
+  text: TextContentPartDto,
+  image_url: ImageContentPartDto,
+  input_audio: AudioContentPartDto,
+  file: FileContentPartDto,
+  refusal: RefusalContentPartDto,
+} satisfies Record<ContentPartType, Type<unknown>>;
+
+export type ContentPartDto = InstanceType<(typeof CONTENT_PART_DTOS)[ContentPartType]>;
+
+/** One content part, told apart by its `type`; the controller registers the part schemas as extra models. */
+export const CONTENT_PART_SCHEMA = {
+  oneOf: Object.values(CONTENT_PART_DTOS).map((dto) => ({ $ref: getSchemaPath(dto) })),
+  discriminator: {
+    propertyName: 'type',
+    mapping: Object.fromEntries(Object.entries(CONTENT_PART_DTOS).map(([type, dto]) => [type, getSchemaPath(dto)])),
+  },
+};
 
 export class ChatMessageDto {
   @ApiProperty({

@@ -1,5 +1,4 @@
-import { Type } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional, ApiSchema, getSchemaPath } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ContentPartType } from 'src/modules/chat-completions/chat-request.contract';
 
 // The content parts of a request message (SPEC 2.3), one schema per type of the request contract.
@@ -70,23 +69,3 @@ export class RefusalContentPartDto {
   @ApiPropertyOptional({ description: 'Relayed to the upstream unchecked' })
   refusal?: string;
 }
-
-/** The schema of each part type: a type of the contract without one here, or one the contract lacks, does not compile. */
-export const CONTENT_PART_DTOS = {
-  text: TextContentPartDto,
-  image_url: ImageContentPartDto,
-  input_audio: AudioContentPartDto,
-  file: FileContentPartDto,
-  refusal: RefusalContentPartDto,
-} satisfies Record<ContentPartType, Type<unknown>>;
-
-export type ContentPartDto = InstanceType<(typeof CONTENT_PART_DTOS)[ContentPartType]>;
-
-/** One content part, told apart by its `type`; the part schemas must be registered as extra models. */
-export const CONTENT_PART_SCHEMA = {
-  oneOf: Object.values(CONTENT_PART_DTOS).map((dto) => ({ $ref: getSchemaPath(dto) })),
-  discriminator: {
-    propertyName: 'type',
-    mapping: Object.fromEntries(Object.entries(CONTENT_PART_DTOS).map(([type, dto]) => [type, getSchemaPath(dto)])),
-  },
-};
