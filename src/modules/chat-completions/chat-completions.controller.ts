@@ -9,13 +9,13 @@ import {
   ChatCompletionChunkDto,
   ChatCompletionDto,
   ChatCompletionRequestDto,
-  ContentPartDto,
+  CONTENT_PART_DTOS,
 } from 'src/modules/chat-completions/dto/chat-completion.dto';
 import { Admitted, MeteringInterceptor } from 'src/modules/chat-completions/metering.interceptor';
 
 @ApiTags('v1')
 @ApiKeyAuth()
-@ApiExtraModels(ChatCompletionDto, ChatCompletionChunkDto, ContentPartDto)
+@ApiExtraModels(ChatCompletionDto, ChatCompletionChunkDto, ...Object.values(CONTENT_PART_DTOS))
 @Controller('v1/chat/completions')
 export class ChatCompletionsController {
   constructor(private readonly service: ChatCompletionsService) {}

@@ -1,4 +1,14 @@
 import { ApiError } from 'src/common/errors/api-error';
+import {
+  ACCEPTED_MESSAGE_ROLES,
+  CONTENT_PART_TYPES,
+  MAX_JSON_VALUES,
+  MAX_NESTING_DEPTH,
+  MESSAGE_ROLES,
+  REQUEST_FIELDS,
+  RequestFieldOfType,
+  SERVICE_TIERS,
+} from 'src/modules/chat-completions/chat-request.contract';
 import { CatalogModel } from 'src/modules/models/catalog.service';
 
 /** What the gateway needs to know of a request; the body itself is relayed as the client sent it. */
@@ -14,18 +24,13 @@ export interface ChatRequest {
 
 type Json = Record<string, unknown>;
 
-const ROLES = ['system', 'user', 'assistant', 'developer', 'tool', 'function'];
-const PART_TYPES = new Set(['text', 'image_url', 'input_audio', 'file', 'refusal']);
+const ROLES: ReadonlySet<string> = new Set(ACCEPTED_MESSAGE_ROLES);
+const OFFERED_ROLES = MESSAGE_ROLES.join(', ');
+const PART_TYPES: ReadonlySet<string> = new Set(CONTENT_PART_TYPES);
+const TIERS: ReadonlySet<string> = new Set(SERVICE_TIERS);
+const OFFERED_TIERS = SERVICE_TIERS.map((tier) => `'${tier}'`).join(' or ');
 const DATA_URI = /^data:[\w.+-]+\/[\w.+-]+;base64,[A-Za-z0-9+/]+={0,2}$/;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
-const MAX_N = 128;
-const MAX_STOP_SEQUENCES = 4;
-// Tiers other than these make the upstream charge more than the model's prices.
-const SERVICE_TIERS = new Set(['auto', 'default']);
-// Far beyond any real request (OpenAI allows 128 tools, schemas 5 levels deep), and small enough that
-// walking a body, and serializing it for the upstream, stays cheap and cannot exhaust the stack.
-const MAX_DEPTH = 64;
-const MAX_VALUES = 50_000;
 
 const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -47,18 +52,16 @@ export function validateChatRequest(body: unknown, findModel: (id: string) => Ca
     );
   }
   const hasImages = checkMessages(body.messages);
-  checkNumber(body, 'temperature', 0, 2);
-  checkNumber(body, 'top_p', 0, 1);
-  checkNumber(body, 'presence_penalty', -2, 2);
-  checkNumber(body, 'frequency_penalty', -2, 2);
-  const n = checkInteger(body, 'n', 1, MAX_N) ?? 1;
-  const outputCaps = [checkInteger(body, 'max_tokens', 1), checkInteger(body, 'max_completion_tokens', 1)];
-  const stream = checkBoolean(body, 'stream') ?? false;
+  checkNumber(body, 'temperature');
+  checkNumber(body, 'top_p');
+  checkNumber(body, 'presence_penalty');
+  checkNumber(body, 'frequency_penalty');
+  const n = checkInteger(body, 'n') ?? REQUEST_FIELDS.n.default;
+  const outputCaps = [checkInteger(body, 'max_tokens'), checkInteger(body, 'max_completion_tokens')];
+  const stream = checkBoolean(body, 'stream') ?? REQUEST_FIELDS.stream.default;
   const includeUsage = checkStreamOptions(body, stream);
   checkStop(body.stop);
-  if (!isAbsent(body.user) && (typeof body.user !== 'string' || body.user.length > 512)) {
-    throw ApiError.invalid('user must be a string of at most 512 characters.', 'user');
-  }
+  checkUser(body.user);
   checkServiceTier(body.service_tier);
 
   const model = findModel(body.model);
@@ -105,8 +108,8 @@ function checkMessages(messages: unknown): boolean {
     if (!isObject(message)) {
       throw ApiError.invalid(`${at} must be an object.`, at);
     }
-    if (typeof message.role !== 'string' || !ROLES.includes(message.role)) {
-      throw ApiError.invalid(`${at}.role must be one of: ${ROLES.slice(0, 5).join(', ')}.`, `${at}.role`);
+    if (typeof message.role !== 'string' || !ROLES.has(message.role)) {
+      throw ApiError.invalid(`${at}.role must be one of: ${OFFERED_ROLES}.`, `${at}.role`);
     }
     const mayOmitContent = message.role === 'assistant' && (message.tool_calls || message.function_call);
     if (isAbsent(message.content) && mayOmitContent) {
@@ -172,11 +175,18 @@ function checkFile(file: unknown, at: string): void {
 }
 
 function checkServiceTier(tier: unknown): void {
-  if (!isAbsent(tier) && !(typeof tier === 'string' && SERVICE_TIERS.has(tier))) {
+  if (!isAbsent(tier) && !(typeof tier === 'string' && TIERS.has(tier))) {
     throw ApiError.invalid(
-      "service_tier must be 'auto' or 'default': other tiers are priced differently and are not offered.",
+      `service_tier must be ${OFFERED_TIERS}: other tiers are priced differently and are not offered.`,
       'service_tier',
     );
+  }
+}
+
+function checkUser(user: unknown): void {
+  const { maxLength } = REQUEST_FIELDS.user;
+  if (!isAbsent(user) && (typeof user !== 'string' || user.length > maxLength)) {
+    throw ApiError.invalid(`user must be a string of at most ${maxLength} characters.`, 'user');
   }
 }
 
@@ -194,13 +204,13 @@ function checkSize(body: Json): void {
       if (typeof value !== 'object' || value === null) {
         continue;
       }
-      if (depth > MAX_DEPTH) {
-        throw ApiError.invalid(`${field} is nested deeper than ${MAX_DEPTH} levels.`, field);
+      if (depth > MAX_NESTING_DEPTH) {
+        throw ApiError.invalid(`${field} is nested deeper than ${MAX_NESTING_DEPTH} levels.`, field);
       }
       const children = Array.isArray(value) ? (value as unknown[]) : Object.values(value);
       values += children.length;
-      if (values > MAX_VALUES) {
-        throw ApiError.invalid(`The request has more than ${MAX_VALUES} JSON values.`, field);
+      if (values > MAX_JSON_VALUES) {
+        throw ApiError.invalid(`The request has more than ${MAX_JSON_VALUES} JSON values.`, field);
       }
       for (const child of children) {
         pending.push(child);
@@ -233,7 +243,8 @@ function isHttpUrl(text: string): boolean {
   }
 }
 
-function checkNumber(body: Json, param: string, min: number, max: number): void {
+function checkNumber(body: Json, param: RequestFieldOfType<'number'>): void {
+  const { minimum: min, maximum: max } = REQUEST_FIELDS[param];
   const value = body[param];
   if (isAbsent(value)) {
     return;
@@ -246,7 +257,10 @@ function checkNumber(body: Json, param: string, min: number, max: number): void 
   }
 }
 
-function checkInteger(body: Json, param: string, min: number, max?: number): number | null {
+function checkInteger(body: Json, param: RequestFieldOfType<'integer'>): number | null {
+  const field = REQUEST_FIELDS[param];
+  const min = field.minimum;
+  const max = 'maximum' in field ? field.maximum : undefined;
   const value = body[param];
   if (isAbsent(value)) {
     return null;
@@ -263,7 +277,7 @@ function checkInteger(body: Json, param: string, min: number, max?: number): num
   return value;
 }
 
-function checkBoolean(body: Json, param: string): boolean | null {
+function checkBoolean(body: Json, param: RequestFieldOfType<'boolean'>): boolean | null {
   const value = body[param];
   if (isAbsent(value)) {
     return null;
@@ -292,14 +306,11 @@ function checkStreamOptions(body: Json, stream: boolean): boolean {
 }
 
 function checkStop(stop: unknown): void {
+  const { maxItems } = REQUEST_FIELDS.stop;
   if (isAbsent(stop) || typeof stop === 'string') {
     return;
   }
-  if (
-    !Array.isArray(stop) ||
-    stop.length > MAX_STOP_SEQUENCES ||
-    !stop.every((sequence) => typeof sequence === 'string')
-  ) {
-    throw ApiError.invalid(`stop must be a string or an array of at most ${MAX_STOP_SEQUENCES} strings.`, 'stop');
+  if (!Array.isArray(stop) || stop.length > maxItems || !stop.every((sequence) => typeof sequence === 'string')) {
+    throw ApiError.invalid(`stop must be a string or an array of at most ${maxItems} strings.`, 'stop');
   }
 }

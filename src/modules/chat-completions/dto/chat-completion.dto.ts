@@ -1,34 +1,81 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional, ApiSchema, getSchemaPath } from '@nestjs/swagger';
+import {
+  ACCEPTED_MESSAGE_ROLES,
+  ContentPartType,
+  MAX_JSON_VALUES,
+  MAX_NESTING_DEPTH,
+  MessageRole,
+  REQUEST_FIELDS,
+  SERVICE_TIERS,
+} from 'src/modules/chat-completions/chat-request.contract';
+import {
+  AudioContentPartDto,
+  FileContentPartDto,
+  ImageContentPartDto,
+  RefusalContentPartDto,
+  TextContentPartDto,
+} from 'src/modules/chat-completions/dto/content-part.dto';
 
 // These classes document the wire format for OpenAPI only. The body is validated by
 // validateChatRequest (exact `param` names, no stripping) because fields the gateway does not know
-// (tools, response_format, seed, …) must reach the upstream untouched.
+// (tools, response_format, seed, …) must reach the upstream untouched. Roles, part types and bounds
+// come from the request contract both read.
 
-export class ImageUrlDto {
-  @ApiProperty({ description: 'An absolute http(s) URL, or data:<media_type>;base64,<data>' })
-  url: string;
-}
+/** The schema of each part type: a type of the contract without one here, or one the contract lacks, does not compile. */
+export const CONTENT_PART_DTOS = {
+  text: TextContentPartDto,
+  image_url: ImageContentPartDto,
+  input_audio: AudioContentPartDto,
+  file: FileContentPartDto,
+  refusal: RefusalContentPartDto,
+} satisfies Record<ContentPartType, Type<unknown>>;
 
-export class ContentPartDto {
-  @ApiProperty({ enum: ['text', 'image_url'] })
-  type: 'text' | 'image_url';
+export type ContentPartDto = InstanceType<(typeof CONTENT_PART_DTOS)[ContentPartType]>;
 
-  @ApiPropertyOptional({ description: 'For type text' })
-  text?: string;
-
-  @ApiPropertyOptional({ type: ImageUrlDto, description: 'For type image_url (vision-capable models only)' })
-  image_url?: ImageUrlDto;
-}
+/** One content part, told apart by its `type`; the controller registers the part schemas as extra models. */
+export const CONTENT_PART_SCHEMA = {
+  oneOf: Object.values(CONTENT_PART_DTOS).map((dto) => ({ $ref: getSchemaPath(dto) })),
+  discriminator: {
+    propertyName: 'type',
+    mapping: Object.fromEntries(Object.entries(CONTENT_PART_DTOS).map(([type, dto]) => [type, getSchemaPath(dto)])),
+  },
+};
 
 export class ChatMessageDto {
-  @ApiProperty({ enum: ['system', 'user', 'assistant', 'developer', 'tool'], example: 'user' })
-  role: string;
-
   @ApiProperty({
-    oneOf: [{ type: 'string' }, { type: 'array', items: { $ref: '#/components/schemas/ContentPartDto' } }],
-    example: 'Hello!',
+    enum: [...ACCEPTED_MESSAGE_ROLES],
+    example: 'user',
+    description: '`function` is the legacy form of `tool`: still accepted, no longer offered',
   })
-  content: string | ContentPartDto[];
+  role: MessageRole;
+
+  @ApiPropertyOptional({
+    oneOf: [{ type: 'string' }, { type: 'array', minItems: 1, items: CONTENT_PART_SCHEMA }],
+    nullable: true,
+    example: 'Hello!',
+    description:
+      'Required, except in an assistant message with tool_calls or function_call. ' +
+      'The array form is used for image, audio and file input.',
+  })
+  content?: string | ContentPartDto[] | null;
+
+  @ApiPropertyOptional({ description: 'Required in a tool message: the id of the tool call it answers' })
+  tool_call_id?: string;
+
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'object' },
+    description: "An assistant message's tool calls, relayed as sent",
+  })
+  tool_calls?: object[];
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: 'The legacy form of tool_calls, relayed as sent',
+  })
+  function_call?: object;
 }
 
 export class StreamOptionsDto {
@@ -36,56 +83,81 @@ export class StreamOptionsDto {
   include_usage?: boolean;
 }
 
+@ApiSchema({
+  description:
+    'Fields not listed here (tools, response_format, seed, …) are relayed to the upstream as sent. ' +
+    `A body nested deeper than ${MAX_NESTING_DEPTH} levels, or holding more than ${MAX_JSON_VALUES} JSON values, is refused.`,
+})
 export class ChatCompletionRequestDto {
-  @ApiProperty({ description: 'A model id from GET /v1/models', example: 'gpt-4o' })
+  @ApiProperty({
+    ...REQUEST_FIELDS.model,
+    description: 'A model ID from the model list (GET /v1/models)',
+    example: 'gpt-4o',
+  })
   model: string;
 
-  @ApiProperty({ type: [ChatMessageDto], minItems: 1 })
+  @ApiProperty({
+    type: [ChatMessageDto],
+    minItems: REQUEST_FIELDS.messages.minItems,
+    description: 'At least one entry (an empty array is rejected)',
+  })
   messages: ChatMessageDto[];
 
-  @ApiPropertyOptional({ minimum: 0, maximum: 2, default: 1 })
+  @ApiPropertyOptional({ ...REQUEST_FIELDS.temperature })
   temperature?: number;
 
-  @ApiPropertyOptional({ minimum: 1, description: "At most the model's maxOutputTokens; default the model's maximum" })
+  @ApiPropertyOptional({
+    ...REQUEST_FIELDS.max_tokens,
+    description: "Maximum generated tokens, at most the model's maxOutputTokens; default the model's maximum",
+  })
   max_tokens?: number;
 
   @ApiPropertyOptional({
-    minimum: 1,
+    ...REQUEST_FIELDS.max_completion_tokens,
     description: "Like max_tokens, at most the model's maxOutputTokens; when both are sent, the larger one is held",
   })
   max_completion_tokens?: number;
 
   @ApiPropertyOptional({
-    enum: ['auto', 'default'],
+    ...REQUEST_FIELDS.service_tier,
+    enum: [...SERVICE_TIERS],
     description: "Other tiers are refused (400, param service_tier): they cost more than the model's prices",
   })
   service_tier?: string;
 
-  @ApiPropertyOptional({ minimum: 0, maximum: 1, default: 1 })
+  @ApiPropertyOptional({
+    ...REQUEST_FIELDS.top_p,
+    description: 'Nucleus sampling; adjust either this or temperature, not both',
+  })
   top_p?: number;
 
-  @ApiPropertyOptional({ default: false, description: 'true answers with server-sent events' })
+  @ApiPropertyOptional({ ...REQUEST_FIELDS.stream, description: 'true returns server-sent events' })
   stream?: boolean;
 
-  @ApiPropertyOptional({ type: StreamOptionsDto })
+  @ApiPropertyOptional({ type: StreamOptionsDto, description: 'Only with stream true' })
   stream_options?: StreamOptionsDto;
 
   @ApiPropertyOptional({
-    oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, maxItems: 4 }],
+    oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, maxItems: REQUEST_FIELDS.stop.maxItems }],
     nullable: true,
+    default: null,
+    description: 'Generation stops on a match',
   })
-  stop?: string | string[];
+  stop?: string | string[] | null;
 
-  @ApiPropertyOptional({ minimum: -2, maximum: 2, default: 0 })
+  @ApiPropertyOptional({ ...REQUEST_FIELDS.presence_penalty })
   presence_penalty?: number;
 
-  @ApiPropertyOptional({ minimum: -2, maximum: 2, default: 0 })
+  @ApiPropertyOptional({ ...REQUEST_FIELDS.frequency_penalty })
   frequency_penalty?: number;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 128, default: 1 })
+  @ApiPropertyOptional({ ...REQUEST_FIELDS.n, description: 'Number of candidate answers' })
   n?: number;
 
-  @ApiPropertyOptional({ description: 'End-user id, for monitoring and rate limiting' })
+  @ApiPropertyOptional({
+    ...REQUEST_FIELDS.user,
+    description: 'End-user identifier, used for monitoring and rate limiting',
+  })
   user?: string;
 }
 
