@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { Logger } from 'pino';
 import { DataSource } from 'typeorm';
 import { LOGGER } from 'src/common/logging/logger';
-import { BalanceGate, BalanceSnapshot } from 'src/modules/ledger/balance-gate';
+import { BalanceGateService, BalanceSnapshot } from 'src/modules/ledger/balance-gate.service';
 
 /** How far back a balance change outside settlement is checked: far longer than a Redis partition. */
 const RESYNC_WINDOW_SECONDS = 24 * 60 * 60;
@@ -18,10 +18,10 @@ const RESYNC_LIMIT = 1_000;
  * them, until the account is next settled. Settlement needs none of this: its claims come back.
  */
 @Injectable()
-export class BalanceResync {
+export class BalanceResyncService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
-    private readonly gate: BalanceGate,
+    private readonly gate: BalanceGateService,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 

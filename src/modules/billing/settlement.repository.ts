@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
-import { BalanceSnapshot } from 'src/modules/ledger/balance-gate';
+import { BalanceSnapshot } from 'src/modules/ledger/balance-gate.service';
 import { referralCredit, usageCost } from 'src/modules/billing/pricing';
 import { DataSource, EntityManager } from 'typeorm';
 

@@ -9,7 +9,8 @@ import {
   SettlementRepository,
   SettlementResult,
 } from 'src/modules/billing/settlement.repository';
-import { BalanceGate } from 'src/modules/ledger/balance-gate';
+import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
+import { BalanceGateService } from 'src/modules/ledger/balance-gate.service';
 
 /** Usages claimed, and settled in one transaction, at a time. */
 const CLAIM_BATCH = 500;
@@ -30,7 +31,8 @@ export interface SettlementReport {
 export class SettlementService {
   constructor(
     private readonly repository: SettlementRepository,
-    private readonly gate: BalanceGate,
+    private readonly usage: UsageQueueService,
+    private readonly gate: BalanceGateService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -40,13 +42,13 @@ export class SettlementService {
    * pass: what is recorded after it comes with its own settlement request, and claiming it at once
    * would settle a trickle of tiny batches back to back. A batch with failures ends it too (Postgres
    * may be down: the rest waits rather than failing one by one). What failed is given back to be
-   * claimed again within seconds, backing off per attempt (BalanceGate.retryLater): not a lease
+   * claimed again within seconds, backing off per attempt (UsageQueueService.retryLater): not a lease
    * later, and never in a tight loop. `retryInMs` says when the first of it may be claimed again.
    */
   async settleRecorded(): Promise<{ settled: number; retryInMs: number | null }> {
     let settled = 0;
     for (;;) {
-      const claimed = await this.gate.claimUsage(CLAIM_BATCH, this.config.settlementLeaseMs);
+      const claimed = await this.usage.claimUsage(CLAIM_BATCH, this.config.settlementLeaseMs);
       const payloads = claimed.flatMap((json) => this.parse(json));
       const report = await this.settle(payloads);
       settled += report.settled.length;
@@ -60,7 +62,7 @@ export class SettlementService {
             requestId,
             databaseUnavailable: unavailable.has(requestId),
           }));
-        return { settled, retryInMs: await this.gate.retryLater(retried, this.config.settlementLeaseMs) };
+        return { settled, retryInMs: await this.usage.retryLater(retried, this.config.settlementLeaseMs) };
       }
       if (claimed.length < CLAIM_BATCH) {
         return { settled, retryInMs: null };
@@ -141,7 +143,7 @@ export class SettlementService {
     this.report(result);
     // After the commit: a crash here leaves holds and records in Redis; once the lease lapses they
     // are claimed again, found settled, charged nothing, and released.
-    await this.gate.releaseMany(
+    await this.usage.releaseMany(
       payloads.map((payload) => ({
         accountId: payload.accountId,
         requestId: payload.requestId,
