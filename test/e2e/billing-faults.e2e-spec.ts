@@ -6,7 +6,7 @@ import { BillingProcessor } from 'src/modules/billing/billing.processor';
 import { BillingQueue } from 'src/modules/billing/billing.queue';
 import { HoldSweeperService } from 'src/modules/billing/hold-sweeper.service';
 import { Prices, usageCost } from 'src/modules/billing/pricing';
-import { SettlementRepository } from 'src/modules/billing/settlement.repository';
+import { SettlementBatchService } from 'src/modules/billing/settlement-batch.service';
 import { SettlementService } from 'src/modules/billing/settlement.service';
 import { estimatePromptTokens } from 'src/modules/billing/token-estimator';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
@@ -489,7 +489,7 @@ describe('billing: failures, admission and settlement faults', () => {
         await operator.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [locked.accountId]);
 
         // Returns while the lock is still held: nothing waits for the operator's transaction.
-        const transactions = jest.spyOn(shortLease.app.get(SettlementRepository), 'settle');
+        const transactions = jest.spyOn(shortLease.app.get(SettlementBatchService), 'settle');
         const report = await shortLease.app.get(SettlementService).settle([waiting[0], other, waiting[1]]);
         // The batch, then each account once: the locked one is not retried payload by payload.
         expect(transactions).toHaveBeenCalledTimes(3);

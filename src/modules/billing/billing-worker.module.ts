@@ -4,6 +4,7 @@ import { QueueName } from 'src/common/queue/queue.constants';
 import { BalanceResyncService } from 'src/modules/billing/balance-resync.service';
 import { BillingProcessor } from 'src/modules/billing/billing.processor';
 import { HoldSweeperService } from 'src/modules/billing/hold-sweeper.service';
+import { SettlementBatchService } from 'src/modules/billing/settlement-batch.service';
 import { SettlementRepository } from 'src/modules/billing/settlement.repository';
 import { SettlementService } from 'src/modules/billing/settlement.service';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
@@ -15,6 +16,7 @@ import { LedgerModule } from 'src/modules/ledger/ledger.module';
   providers: [
     BillingProcessor,
     SettlementService,
+    SettlementBatchService,
     SettlementRepository,
     UsageQueueService,
     HoldSweeperService,

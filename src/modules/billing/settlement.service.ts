@@ -3,12 +3,8 @@ import { Logger } from 'pino';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { LOGGER } from 'src/common/logging/logger';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
-import {
-  isDatabaseUnavailable,
-  isLockTimeout,
-  SettlementRepository,
-  SettlementResult,
-} from 'src/modules/billing/settlement.repository';
+import { SettlementBatchService, SettlementResult } from 'src/modules/billing/settlement-batch.service';
+import { isDatabaseUnavailable, isLockTimeout } from 'src/modules/billing/settlement.repository';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
 import { BalanceGateService } from 'src/modules/ledger/balance-gate.service';
 
@@ -30,7 +26,7 @@ export interface SettlementReport {
 @Injectable()
 export class SettlementService {
   constructor(
-    private readonly repository: SettlementRepository,
+    private readonly batch: SettlementBatchService,
     private readonly usage: UsageQueueService,
     private readonly gate: BalanceGateService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -137,9 +133,7 @@ export class SettlementService {
   }
 
   private async apply(payloads: SettleCompletionPayload[]): Promise<void> {
-    // A tenth of the lease: a blocked transaction gives up long before its claim lapses.
-    const lockTimeoutMs = this.config.settlementLeaseMs / 10;
-    const result = await this.repository.settle(payloads, this.config.referralSharePercent, lockTimeoutMs);
+    const result = await this.batch.settle(payloads);
     this.report(result);
     // After the commit: a crash here leaves holds and records in Redis; once the lease lapses they
     // are claimed again, found settled, charged nothing, and released.
