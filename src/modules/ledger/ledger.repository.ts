@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { DayRange } from 'src/common/http/date-range.dto';
 import { bigintTransformer } from 'src/database/bigint.transformer';
 import { BalanceSnapshot } from 'src/modules/ledger/balance-gate.service';
 import { LedgerEntryEntity, LedgerKind } from 'src/modules/ledger/ledger-entry.entity';
@@ -171,6 +172,47 @@ export class LedgerRepository {
       [accountIds],
     );
     return new Map(rows.map((row) => [row.id, { balance: BigInt(row.balance), version: BigInt(row.balance_version) }]));
+  }
+
+  /**
+   * Balances of the accounts adjusted or topped up in the last `windowSeconds` (the newest `limit`
+   * such entries), read now: the balance changes the API pushes to Redis itself, not settlement.
+   */
+  async recentlyAdjustedBalances(windowSeconds: number, limit: number): Promise<Map<string, BalanceSnapshot>> {
+    // The kinds are spelled as in ledger_entries_pushed_changes_idx, so the planner uses that index.
+    const rows = await this.dataSource.query<{ id: string; balance: string; balance_version: string }[]>(
+      `SELECT a.id, a.balance, a.balance_version FROM accounts a
+       WHERE a.id IN (
+         SELECT e.account_id FROM ledger_entries e
+         WHERE e.kind IN ('adjustment', 'topup') AND e.created_at > now() - make_interval(secs => $1)
+         ORDER BY e.created_at DESC LIMIT $2
+       )`,
+      [windowSeconds, limit],
+    );
+    return new Map(rows.map((row) => [row.id, { balance: BigInt(row.balance), version: BigInt(row.balance_version) }]));
+  }
+
+  /** An account's entries newest first in the order they were applied (seq), which timestamps alone cannot give. */
+  async entries(accountId: string, range: DayRange, beforeSeq: string | null, limit: number) {
+    const rows = await this.dataSource.query<LedgerRow[]>(
+      `SELECT * FROM ledger_entries
+       WHERE account_id = $1
+         AND ($2::date IS NULL OR created_at >= ($2::date::timestamp AT TIME ZONE 'UTC'))
+         AND ($3::date IS NULL OR created_at < (($3::date + 1)::timestamp AT TIME ZONE 'UTC'))
+         AND ($4::bigint IS NULL OR seq < $4::bigint)
+       ORDER BY seq DESC LIMIT $5`,
+      [accountId, range.from, range.to, beforeSeq, limit],
+    );
+    return rows.map(toEntity);
+  }
+
+  /** The sum of an account's entries of one kind (all the referral credit it received, say). */
+  async total(accountId: string, kind: LedgerKind): Promise<bigint> {
+    const [row] = await this.dataSource.query<{ total: string }[]>(
+      'SELECT COALESCE(SUM(amount), 0) AS total FROM ledger_entries WHERE account_id = $1 AND kind = $2',
+      [accountId, kind],
+    );
+    return BigInt(row.total);
   }
 
   /** Why postings were left out: written before (a replay), no such account, or a balance too low. */
