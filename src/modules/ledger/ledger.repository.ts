@@ -54,9 +54,10 @@ export type RefusedPosting = Extract<
 // the account's lowest running balance over its entries, checked by the UPDATE against the row as
 // it is once any concurrent writer's lock is released. An account whose entries would break it is
 // left out whole (its postings come back refused); the others apply.
-// - An entry already written for its (kind, reference) is left out (a replay), looked up by the
-//   unique index per posting. Two writers racing with the same one both pass that check; the index
-//   then fails the later statement.
+// - An entry already written for its (kind, reference) is left out (a replay). The lookup is a
+//   lateral one so that it probes the unique index per posting: as a plain EXISTS the planner may
+//   hash the whole ledger instead. Two writers racing with the same posting both pass that check;
+//   the index then fails the later statement.
 // - balance_after is the balance after each entry, in the order given; the version moves by one per
 //   entry, as the Redis snapshot compares versions. seq and created_at (clock time plus the entry's
 //   position) follow that order.
