@@ -14,16 +14,23 @@ const common = {
   transformIgnorePatterns: ['/node_modules/(?!content-disposition/)'],
 };
 
+/** One fresh database per run for the projects that need one (one setup: Jest runs each path once). */
+const withDatabase = {
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+  setupFiles: ['<rootDir>/test/support/test-database.guard.ts'],
+};
+
 module.exports = {
   testTimeout: 30000,
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/tools/**/*.spec.ts'] },
     {
       ...common,
-      displayName: 'e2e',
-      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
-      globalSetup: '<rootDir>/test/support/global-setup.ts',
-      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      displayName: 'unit',
+      testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/tools/**/*.spec.ts', '<rootDir>/test/support/**/*.spec.ts'],
     },
+    // Repositories and services on the run's fresh Postgres (and Redis), without the HTTP app.
+    { ...common, ...withDatabase, displayName: 'integration', testMatch: ['<rootDir>/test/**/*.integration-spec.ts'] },
+    { ...common, ...withDatabase, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
   ],
 };

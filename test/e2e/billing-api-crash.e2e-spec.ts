@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { HoldSweeper } from 'src/modules/billing/hold-sweeper.service';
+import { HoldSweeperService } from 'src/modules/billing/hold-sweeper.service';
 import {
   BillingWorld,
   Books,
@@ -80,7 +80,7 @@ describe('billing: an API process killed in the middle of a stream', () => {
     expect(await books.balance(customer)).toBe(before);
 
     // The sweeper closes the orphaned hold (here at once; in production past HOLD_SWEEP_AGE_MS).
-    expect(await worker.app.get(HoldSweeper).sweep(0)).toBeGreaterThanOrEqual(1);
+    expect(await worker.app.get(HoldSweeperService).sweep(0)).toBeGreaterThanOrEqual(1);
     expect(await books.reserved(customer.accountId)).toBe(0n);
     expect(await books.usageRecords([requestId])).toEqual([]);
     expect(await books.balance(customer)).toBe(before);

@@ -4,12 +4,13 @@ import { formatUsd } from 'src/common/money/money';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { BillingProcessor } from 'src/modules/billing/billing.processor';
 import { BillingQueue } from 'src/modules/billing/billing.queue';
-import { HoldSweeper } from 'src/modules/billing/hold-sweeper.service';
+import { HoldSweeperService } from 'src/modules/billing/hold-sweeper.service';
 import { Prices, usageCost } from 'src/modules/billing/pricing';
-import { SettlementRepository } from 'src/modules/billing/settlement.repository';
+import { SettlementBatchService } from 'src/modules/billing/settlement-batch.service';
 import { SettlementService } from 'src/modules/billing/settlement.service';
 import { estimatePromptTokens } from 'src/modules/billing/token-estimator';
-import { BalanceGate } from 'src/modules/ledger/balance-gate';
+import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
+import { BalanceGateService } from 'src/modules/ledger/balance-gate.service';
 import {
   Books,
   costOf,
@@ -342,11 +343,11 @@ describe('billing: failures, admission and settlement faults', () => {
       const fresh = payloadFor(customer);
 
       // A replayed recording (an API retrying its write), a duplicate one, and a direct settlement.
-      const gate = gateway.app.get(BalanceGate);
+      const usage = gateway.app.get(UsageQueueService);
       const producer = gateway.app.get(BillingQueue);
-      await gate.recordUsage(customer.accountId, recorded!.requestId, JSON.stringify(recorded));
-      await gate.recordUsage(customer.accountId, fresh.requestId, JSON.stringify(fresh));
-      await gate.recordUsage(customer.accountId, fresh.requestId, JSON.stringify(fresh));
+      await usage.recordUsage(customer.accountId, recorded!.requestId, JSON.stringify(recorded));
+      await usage.recordUsage(customer.accountId, fresh.requestId, JSON.stringify(fresh));
+      await usage.recordUsage(customer.accountId, fresh.requestId, JSON.stringify(fresh));
       await producer.enqueueSettlement();
       await producer.enqueueSettlement();
       await worker.app.get(SettlementService).settle([recorded!]);
@@ -386,48 +387,49 @@ describe('billing: failures, admission and settlement faults', () => {
 
     it('should let one claimer at a time have a recorded usage, until its lease lapses', async () => {
       const customer = await gateway.newCustomer({ balance: '10' });
-      const gate = gateway.app.get(BalanceGate);
+      const usage = gateway.app.get(UsageQueueService);
       const consumer = worker.app.get(BillingProcessor).worker;
       const payload = payloadFor(customer);
       await consumer.pause();
       try {
-        await gate.recordUsage(customer.accountId, payload.requestId, JSON.stringify(payload));
+        await usage.recordUsage(customer.accountId, payload.requestId, JSON.stringify(payload));
 
         // Only this test's payload counts: anything else recorded meanwhile is leased briefly too.
         const own = (claimed: string[]) =>
           claimed
             .map((json) => JSON.parse(json) as SettleCompletionPayload)
             .filter((p) => p.requestId === payload.requestId);
-        const first = own(await gate.claimUsage(500, 1_000));
-        const second = own(await gate.claimUsage(500, 1_000));
+        const first = own(await usage.claimUsage(500, 1_000));
+        const second = own(await usage.claimUsage(500, 1_000));
         await sleep(1_100);
-        const afterLease = own(await gate.claimUsage(500, 1_000));
+        const afterLease = own(await usage.claimUsage(500, 1_000));
 
         expect(first).toEqual([payload]);
         expect(second).toEqual([]);
         expect(afterLease).toEqual([payload]);
-        expect(await gate.isClaimed(customer.accountId, payload.requestId)).toBe(true);
+        expect(await usage.isClaimed(customer.accountId, payload.requestId)).toBe(true);
       } finally {
         consumer.resume();
       }
       // Settling it (as the claimer does) ends it: nothing is left to claim, ever.
       await worker.app.get(SettlementService).settle([payload]);
       expect(await books.recordedUsage(customer.accountId, payload.requestId)).toBeNull();
-      expect(await gate.isClaimed(customer.accountId, payload.requestId)).toBe(false);
+      expect(await usage.isClaimed(customer.accountId, payload.requestId)).toBe(false);
     });
 
     it('should not give a hold back once usage is recorded for it (a recording whose reply was lost)', async () => {
       const customer = await gateway.newCustomer({ balance: '10' });
       const before = await books.balance(customer);
-      const gate = gateway.app.get(BalanceGate);
+      const gate = gateway.app.get(BalanceGateService);
+      const usage = gateway.app.get(UsageQueueService);
       const payload = payloadFor(customer);
       const consumer = worker.app.get(BillingProcessor).worker;
       await consumer.pause();
       try {
         expect(await gate.hold(customer.accountId, payload.requestId, 5_000_000n)).toEqual({ outcome: 'held' });
-        await gate.recordUsage(customer.accountId, payload.requestId, JSON.stringify(payload));
+        await usage.recordUsage(customer.accountId, payload.requestId, JSON.stringify(payload));
 
-        expect(await gate.release(customer.accountId, payload.requestId)).toBe(false);
+        expect(await usage.release(customer.accountId, payload.requestId)).toBe(false);
         expect(await books.reserved(customer.accountId)).toBe(5_000_000n);
         expect(await books.recordedUsage(customer.accountId, payload.requestId)).toEqual(payload);
       } finally {
@@ -445,7 +447,9 @@ describe('billing: failures, admission and settlement faults', () => {
       const payload = payloadFor(customer);
 
       // Recorded, and no settlement job ever enqueued: the worker's periodic pass finds it.
-      await gateway.app.get(BalanceGate).recordUsage(customer.accountId, payload.requestId, JSON.stringify(payload));
+      await gateway.app
+        .get(UsageQueueService)
+        .recordUsage(customer.accountId, payload.requestId, JSON.stringify(payload));
 
       const expected = before - payloadCost(payload);
       expect(formatUsd(await books.waitForBalance(customer, expected, 15_000))).toBe(formatUsd(expected));
@@ -485,7 +489,7 @@ describe('billing: failures, admission and settlement faults', () => {
         await operator.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [locked.accountId]);
 
         // Returns while the lock is still held: nothing waits for the operator's transaction.
-        const transactions = jest.spyOn(shortLease.app.get(SettlementRepository), 'settle');
+        const transactions = jest.spyOn(shortLease.app.get(SettlementBatchService), 'settle');
         const report = await shortLease.app.get(SettlementService).settle([waiting[0], other, waiting[1]]);
         // The batch, then each account once: the locked one is not retried payload by payload.
         expect(transactions).toHaveBeenCalledTimes(3);
@@ -548,7 +552,7 @@ describe('billing: failures, admission and settlement faults', () => {
       const customer = await gateway.newCustomer({ balance: '10' });
       const before = await books.balance(customer);
       const messages = userMessages('Sweep around me');
-      const gate = gateway.app.get(BalanceGate);
+      const gate = gateway.app.get(BalanceGateService);
       const consumer = worker.app.get(BillingProcessor).worker;
       await consumer.pause();
       let response: HttpResult;
@@ -561,7 +565,7 @@ describe('billing: failures, admission and settlement faults', () => {
         expect(await books.reserved(customer.accountId)).toBe(queuedHold + 123n);
         await sleep(5);
 
-        const released = await worker.app.get(HoldSweeper).sweep(0);
+        const released = await worker.app.get(HoldSweeperService).sweep(0);
 
         expect(released).toBeGreaterThanOrEqual(1);
         expect(await books.reserved(customer.accountId)).toBe(queuedHold);
@@ -592,7 +596,7 @@ describe('billing: failures, admission and settlement faults', () => {
       }
 
       // The worker's sweep, with its own (right) clock and the default age, while the request runs.
-      await worker.app.get(HoldSweeper).sweep();
+      await worker.app.get(HoldSweeperService).sweep();
 
       expect(await books.reserved(customer.accountId)).toBe(holdOf(messages));
       const response = await pending;
@@ -605,7 +609,8 @@ describe('billing: failures, admission and settlement faults', () => {
 
     it('should still find an orphaned hold behind a thousand holds whose usage waits for settlement', async () => {
       const customer = await gateway.newCustomer({ balance: '10' });
-      const gate = gateway.app.get(BalanceGate);
+      const gate = gateway.app.get(BalanceGateService);
+      const usage = gateway.app.get(UsageQueueService);
       const consumer = worker.app.get(BillingProcessor).worker;
       const recordedIds = Array.from({ length: 1_001 }, () => `req_${randomUUID().replace(/-/g, '')}`);
       await consumer.pause();
@@ -613,15 +618,15 @@ describe('billing: failures, admission and settlement faults', () => {
         await Promise.all(
           recordedIds.map(async (requestId) => {
             await gate.hold(customer.accountId, requestId, 1n);
-            const usage = payloadFor(customer, { requestId, promptTokens: 1, completionTokens: 1 });
-            await gate.recordUsage(customer.accountId, requestId, JSON.stringify(usage));
+            const payload = payloadFor(customer, { requestId, promptTokens: 1, completionTokens: 1 });
+            await usage.recordUsage(customer.accountId, requestId, JSON.stringify(payload));
           }),
         );
         await sleep(5);
         expect(await gate.hold(customer.accountId, 'req_orphan_behind', 7n)).toEqual({ outcome: 'held' });
         await sleep(5);
 
-        const released = await worker.app.get(HoldSweeper).sweep(1);
+        const released = await worker.app.get(HoldSweeperService).sweep(1);
 
         expect(released).toBeGreaterThanOrEqual(1);
         expect(await books.reserved(customer.accountId)).toBe(1_001n);

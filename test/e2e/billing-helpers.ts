@@ -3,7 +3,8 @@ import { parseUsd } from 'src/common/money/money';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { countMockPromptTokens } from 'tools/mock-upstream/mock-upstream.server';
 import { Prices, referralCredit, usageCost } from 'src/modules/billing/pricing';
-import { BalanceGate } from 'src/modules/ledger/balance-gate';
+import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
+import { BalanceGateService } from 'src/modules/ledger/balance-gate.service';
 import { findLedgerMismatches } from 'src/modules/ledger/ledger-verifier';
 import { Customer, HttpResult, ModelOptions, TestGateway, TestWorker } from 'test/support/gateway';
 import { DataSource } from 'typeorm';
@@ -183,7 +184,7 @@ export class Books {
 
   /** The Redis hold total of an account. */
   reserved(accountId: string): Promise<bigint> {
-    return this.gateway.app.get(BalanceGate).reserved(accountId);
+    return this.gateway.app.get(BalanceGateService).reserved(accountId);
   }
 
   /** Polls until the account has no open hold; returns the last total read. */
@@ -237,7 +238,7 @@ export class Books {
 
   /** The usage the API recorded for a request and no worker has settled yet, or null. */
   async recordedUsage(accountId: string, requestId: string): Promise<SettleCompletionPayload | null> {
-    const json = await this.gateway.app.get(BalanceGate).recordedUsage(accountId, requestId);
+    const json = await this.gateway.app.get(UsageQueueService).recordedUsage(accountId, requestId);
     return json === null ? null : (JSON.parse(json) as SettleCompletionPayload);
   }
 }

@@ -5,7 +5,7 @@ import Redis from 'ioredis';
 import { formatUsd } from 'src/common/money/money';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { BillingProcessor } from 'src/modules/billing/billing.processor';
-import { HoldSweeper } from 'src/modules/billing/hold-sweeper.service';
+import { HoldSweeperService } from 'src/modules/billing/hold-sweeper.service';
 import {
   Books,
   costOf,
@@ -233,7 +233,7 @@ describe('billing: Redis dies, restarts, or comes back older', () => {
     }
     // Holds of requests cut off by the kill are released by the sweeper, at the latest; the others
     // (usage recorded) once settled: after this, nothing is left to bill.
-    await worker.app.get(HoldSweeper).sweep(0);
+    await worker.app.get(HoldSweeperService).sweep(0);
     expect(await books.waitForNoHolds(customer.accountId, 30_000)).toBe(0n);
 
     const answered = answers.filter((answer) => answer.status === 200);

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { formatUsd } from 'src/common/money/money';
 import { Prices } from 'src/modules/billing/pricing';
-import { BalanceGate } from 'src/modules/ledger/balance-gate';
+import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
 import {
   Books,
   costOf,
@@ -103,9 +103,9 @@ describe('billing: a worker killed in the middle of a settlement', () => {
       await locker.query('BEGIN');
       await locker.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [customer.accountId]);
       inFlight = [await chatCost(customer, 'Caught in the crash'), await chatCost(customer, 'Also caught in it')];
-      const gate = gateway.app.get(BalanceGate);
+      const usage = gateway.app.get(UsageQueueService);
       const claimed = await eventually(
-        () => Promise.all(inFlight.map(({ requestId }) => gate.isClaimed(customer.accountId, requestId))),
+        () => Promise.all(inFlight.map(({ requestId }) => usage.isClaimed(customer.accountId, requestId))),
         (current) => current.every(Boolean),
       );
       expect(claimed).toEqual([true, true]);

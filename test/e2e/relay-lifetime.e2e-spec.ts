@@ -1,5 +1,5 @@
 import { request as httpRequest } from 'node:http';
-import { BalanceGate } from 'src/modules/ledger/balance-gate';
+import { BalanceGateService } from 'src/modules/ledger/balance-gate.service';
 import { Books, eventually, sleep } from 'test/e2e/billing-helpers';
 import { expectApiError, userMessage } from 'test/e2e/v1-helpers';
 import { Customer, parseEventStream, TestGateway, TestWorker } from 'test/support/gateway';
@@ -83,7 +83,7 @@ describe('relay lifetime: hang-ups, slow readers and the deadline free everythin
       expect(performance.now() - startedAt).toBeLessThan(2_000);
       // The clients that left never reached the upstream, and none of their holds stayed.
       expect(gateway.mock.requests.length).toBe(upstreamBefore + 2);
-      const gate = gateway.app.get(BalanceGate);
+      const gate = gateway.app.get(BalanceGateService);
       expect(
         await eventually(
           () => gate.reserved(leaving.accountId),

@@ -3,22 +3,23 @@ import 'reflect-metadata';
 import Redis from 'ioredis';
 import { Client } from 'pg';
 import { dataSourceOptions } from 'src/database/data-source.options';
+import { withDatabase } from 'test/support/test-database';
 import { DataSource } from 'typeorm';
 
 const SERVER_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_BASE = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-/** Each run gets its own fresh database, migrated with the real migrations, and an empty Redis db index. */
+/**
+ * Each run gets its own fresh database, migrated with the real migrations, and an empty Redis db
+ * index. Test files refuse a DATABASE_URL whose database name lacks "test" (test-database.guard.ts).
+ */
 export default async function globalSetup(): Promise<void> {
   const database = `gateway_test_${Date.now()}_${process.pid}`;
-  if (!database.includes('test')) {
-    throw new Error('refusing to run tests against a database without "test" in its name');
-  }
   const admin = new Client({ connectionString: SERVER_URL });
   await admin.connect();
   await admin.query(`CREATE DATABASE "${database}"`);
   await admin.end();
-  const databaseUrl = SERVER_URL.replace(/\/[^/]*$/, `/${database}`);
+  const databaseUrl = withDatabase(SERVER_URL, database);
   const dataSource = new DataSource(dataSourceOptions({ databaseUrl }));
   await dataSource.initialize();
   await dataSource.runMigrations();
@@ -31,7 +32,6 @@ export default async function globalSetup(): Promise<void> {
   // Every test registers its customers from 127.0.0.1; the files that test the sign-in throttles set their own limits.
   process.env.AUTH_ATTEMPTS_PER_IP ??= '1000000';
   process.env.AUTH_FAILURES_PER_IP ??= '1000000';
-  process.env.TEST_DATABASE_NAME = database;
 }
 
 /** Concurrent runs on one machine must not share rate-limit counters or queues. */

@@ -4,7 +4,7 @@ import Redis from 'ioredis';
 
 /** BullMQ keys of the billing queue: prefix `gateway` (core.module.ts), queue `billing`. */
 const KEY = 'gateway:billing';
-/** Every completion recorded by an API process and not settled yet (balance-gate.ts). */
+/** Every completion recorded by an API process and not settled yet (usage-queue.service.ts). */
 const UNSETTLED_USAGE = 'gw:usage:index';
 
 export interface BillingBacklog {

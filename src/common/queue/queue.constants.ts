@@ -7,7 +7,7 @@ export enum BillingJob {
   /** Settle the usage recorded in Redis so far, in batches; enqueued by API processes after recording. */
   SettleRecorded = 'settle-recorded',
   SweepHolds = 'sweep-holds',
-  /** Push balances adjusted in Postgres that Redis missed (BalanceResync). */
+  /** Push balances adjusted in Postgres that Redis missed (BalanceResyncService). */
   ResyncBalances = 'resync-balances',
 }
 

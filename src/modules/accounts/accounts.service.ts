@@ -9,7 +9,7 @@ import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
 import { AccountResponseDto, AdjustmentResponseDto } from 'src/modules/accounts/dto/account.dto';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
 import { LedgerEntryEntity } from 'src/modules/ledger/ledger-entry.entity';
-import { BalanceGate, BalanceSnapshot } from 'src/modules/ledger/balance-gate';
+import { BalanceGateService, BalanceSnapshot } from 'src/modules/ledger/balance-gate.service';
 import { LedgerRepository } from 'src/modules/ledger/ledger.repository';
 
 const SEARCH_LIMIT = 50;
@@ -23,7 +23,7 @@ export class AccountsService {
   constructor(
     private readonly accounts: AccountsRepository,
     private readonly ledger: LedgerRepository,
-    private readonly gate: BalanceGate,
+    private readonly gate: BalanceGateService,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -90,7 +90,7 @@ export class AccountsService {
    * the new balance now, its snapshot is stale (a debit not yet limiting admissions): the push is
    * retried in the background until Redis answers. It carries its version, so a late push never
    * overwrites a newer balance; a settlement of the account pushes a newer one meanwhile anyway. If
-   * this process stops first, the worker's BalanceResync finds the snapshot behind and pushes it.
+   * this process stops first, the worker's BalanceResyncService finds the snapshot behind and pushes it.
    */
   private async pushBalance(accountId: string, snapshot: BalanceSnapshot, attempt = 0): Promise<void> {
     try {

@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { Logger } from 'pino';
-import { DataSource } from 'typeorm';
 import { LOGGER } from 'src/common/logging/logger';
-import { BalanceGate, BalanceSnapshot } from 'src/modules/ledger/balance-gate';
+import { BalanceGateService } from 'src/modules/ledger/balance-gate.service';
+import { LedgerRepository } from 'src/modules/ledger/ledger.repository';
 
 /** How far back a balance change outside settlement is checked: far longer than a Redis partition. */
 const RESYNC_WINDOW_SECONDS = 24 * 60 * 60;
@@ -18,27 +17,16 @@ const RESYNC_LIMIT = 1_000;
  * them, until the account is next settled. Settlement needs none of this: its claims come back.
  */
 @Injectable()
-export class BalanceResync {
+export class BalanceResyncService {
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
-    private readonly gate: BalanceGate,
+    private readonly ledger: LedgerRepository,
+    private readonly gate: BalanceGateService,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   /** One pass; returns how many snapshots were behind Postgres and were pushed. */
   async resync(): Promise<number> {
-    const rows = await this.db.query<{ id: string; balance: string; balance_version: string }[]>(
-      `SELECT a.id, a.balance, a.balance_version FROM accounts a
-       WHERE a.id IN (
-         SELECT e.account_id FROM ledger_entries e
-         WHERE e.kind IN ('adjustment', 'topup') AND e.created_at > now() - make_interval(secs => $1)
-         ORDER BY e.created_at DESC LIMIT $2
-       )`,
-      [RESYNC_WINDOW_SECONDS, RESYNC_LIMIT],
-    );
-    const snapshots = new Map<string, BalanceSnapshot>(
-      rows.map((row) => [row.id, { balance: BigInt(row.balance), version: BigInt(row.balance_version) }]),
-    );
+    const snapshots = await this.ledger.recentlyAdjustedBalances(RESYNC_WINDOW_SECONDS, RESYNC_LIMIT);
     const behind = await this.gate.resync(snapshots);
     if (behind > 0) {
       this.logger.warn({ accounts: behind }, 'pushed adjusted balances that Redis had missed');

@@ -1,17 +1,27 @@
 import { Module } from '@nestjs/common';
 import { registerQueue } from 'src/common/queue/bull-queues';
 import { QueueName } from 'src/common/queue/queue.constants';
-import { BalanceResync } from 'src/modules/billing/balance-resync.service';
+import { BalanceResyncService } from 'src/modules/billing/balance-resync.service';
 import { BillingProcessor } from 'src/modules/billing/billing.processor';
-import { HoldSweeper } from 'src/modules/billing/hold-sweeper.service';
+import { HoldSweeperService } from 'src/modules/billing/hold-sweeper.service';
+import { SettlementBatchService } from 'src/modules/billing/settlement-batch.service';
 import { SettlementRepository } from 'src/modules/billing/settlement.repository';
 import { SettlementService } from 'src/modules/billing/settlement.service';
+import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
 import { LedgerModule } from 'src/modules/ledger/ledger.module';
 
-/** Billing as the worker runs it: settlement and the hold sweeper. */
+/** Billing as the worker runs it: settlement, the hold sweeper and the Redis balance resync. */
 @Module({
   imports: [registerQueue(QueueName.Billing), LedgerModule],
-  providers: [BillingProcessor, SettlementService, SettlementRepository, HoldSweeper, BalanceResync],
-  exports: [SettlementService, HoldSweeper],
+  providers: [
+    BillingProcessor,
+    SettlementService,
+    SettlementBatchService,
+    SettlementRepository,
+    UsageQueueService,
+    HoldSweeperService,
+    BalanceResyncService,
+  ],
+  exports: [SettlementService, HoldSweeperService],
 })
 export class BillingWorkerModule {}

@@ -4,12 +4,13 @@ import { QueueName } from 'src/common/queue/queue.constants';
 import { AccountsModule } from 'src/modules/accounts/accounts.module';
 import { BillingQueue } from 'src/modules/billing/billing.queue';
 import { MeteringService } from 'src/modules/billing/metering.service';
+import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
 import { LedgerModule } from 'src/modules/ledger/ledger.module';
 
 /** Billing as the API process needs it: holds and the settlement producer. The consumer is in the worker. */
 @Module({
   imports: [registerQueue(QueueName.Billing), AccountsModule, LedgerModule],
-  providers: [MeteringService, BillingQueue],
+  providers: [MeteringService, BillingQueue, UsageQueueService],
   exports: [MeteringService, BillingQueue],
 })
 export class BillingModule {}

@@ -2,8 +2,8 @@ import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
 import { OnApplicationBootstrap } from '@nestjs/common';
 import { Job, Queue } from 'bullmq';
 import { BillingJob, BillingJobPayloads, QueueName } from 'src/common/queue/queue.constants';
-import { BalanceResync } from 'src/modules/billing/balance-resync.service';
-import { HoldSweeper } from 'src/modules/billing/hold-sweeper.service';
+import { BalanceResyncService } from 'src/modules/billing/balance-resync.service';
+import { HoldSweeperService } from 'src/modules/billing/hold-sweeper.service';
 import { SettlementService } from 'src/modules/billing/settlement.service';
 
 const SWEEP_EVERY_MS = 60_000;
@@ -20,8 +20,8 @@ const RESYNC_EVERY_MS = 10_000;
 export class BillingProcessor extends WorkerHost implements OnApplicationBootstrap {
   constructor(
     private readonly settlement: SettlementService,
-    private readonly sweeper: HoldSweeper,
-    private readonly resync: BalanceResync,
+    private readonly sweeper: HoldSweeperService,
+    private readonly resync: BalanceResyncService,
     @InjectQueue(QueueName.Billing) private readonly queue: Queue,
   ) {
     super();

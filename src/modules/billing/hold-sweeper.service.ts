@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Logger } from 'pino';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { LOGGER } from 'src/common/logging/logger';
-import { BalanceGate } from 'src/modules/ledger/balance-gate';
+import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
+import { BalanceGateService } from 'src/modules/ledger/balance-gate.service';
 
 const SWEEP_PAGE = 1_000;
 
@@ -13,9 +14,10 @@ const SWEEP_PAGE = 1_000;
  * is released unbilled (the client did not get a whole answer; holding its money forever would be worse).
  */
 @Injectable()
-export class HoldSweeper {
+export class HoldSweeperService {
   constructor(
-    private readonly gate: BalanceGate,
+    private readonly gate: BalanceGateService,
+    private readonly usage: UsageQueueService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -30,7 +32,7 @@ export class HoldSweeper {
       const page = await this.gate.staleHolds(olderThanMs, SWEEP_PAGE, kept);
       for (const [accountId, requestId] of page) {
         // Atomic in Redis: refused when usage is recorded for the hold, even if recorded just now.
-        if (await this.gate.release(accountId, requestId)) {
+        if (await this.usage.release(accountId, requestId)) {
           released++;
           this.logger.warn({ accountId, reqId: requestId }, 'released an orphaned hold (its API process died)');
         } else {

@@ -8,8 +8,9 @@ import { inOneWrite } from 'src/common/redis/one-write';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { formatUsd } from 'src/common/money/money';
 import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
-import { BalanceGate, HoldResult } from 'src/modules/ledger/balance-gate';
+import { BalanceGateService, HoldResult } from 'src/modules/ledger/balance-gate.service';
 import { BillingQueue } from 'src/modules/billing/billing.queue';
+import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
 import { usageCost } from 'src/modules/billing/pricing';
 import { CompletionMeter, MeteredRequest, MeteredResult, TokenUsage } from 'src/modules/billing/metering.types';
 
@@ -26,7 +27,8 @@ interface MeterContext {
 @Injectable()
 export class MeteringService {
   constructor(
-    private readonly gate: BalanceGate,
+    private readonly gate: BalanceGateService,
+    private readonly usage: UsageQueueService,
     private readonly queue: BillingQueue,
     private readonly accounts: AccountsRepository,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -124,7 +126,7 @@ export class MeteringService {
     // Durable before the answer's last bytes; a worker settles it within moments. The caller's own
     // Redis update (the token count's correction) leaves in the same write.
     await inOneWrite(this.redis, () => {
-      const recording = this.gate.recordUsage(request.accountId, request.requestId, JSON.stringify(payload));
+      const recording = this.usage.recordUsage(request.accountId, request.requestId, JSON.stringify(payload));
       onRecorded(usage);
       return recording;
     });
@@ -161,7 +163,7 @@ export class MeteringService {
   /** Nothing was delivered: the hold goes back, nothing is billed. False when it stayed. */
   private async release(context: MeterContext): Promise<boolean> {
     const { accountId, requestId } = context.request;
-    return this.gate.release(accountId, requestId).catch((error: Error) => {
+    return this.usage.release(accountId, requestId).catch((error: Error) => {
       // The sweeper releases it later; the customer is only short of that hold until then.
       this.logger.error({ err: error.message, reqId: requestId }, 'could not release hold');
       return false;

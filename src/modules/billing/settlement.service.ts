@@ -3,13 +3,10 @@ import { Logger } from 'pino';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { LOGGER } from 'src/common/logging/logger';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
-import {
-  isDatabaseUnavailable,
-  isLockTimeout,
-  SettlementRepository,
-  SettlementResult,
-} from 'src/modules/billing/settlement.repository';
-import { BalanceGate } from 'src/modules/ledger/balance-gate';
+import { SettlementBatchService, SettlementResult } from 'src/modules/billing/settlement-batch.service';
+import { isDatabaseUnavailable, isLockTimeout } from 'src/modules/billing/settlement.repository';
+import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
+import { BalanceGateService } from 'src/modules/ledger/balance-gate.service';
 
 /** Usages claimed, and settled in one transaction, at a time. */
 const CLAIM_BATCH = 500;
@@ -29,8 +26,9 @@ export interface SettlementReport {
 @Injectable()
 export class SettlementService {
   constructor(
-    private readonly repository: SettlementRepository,
-    private readonly gate: BalanceGate,
+    private readonly batch: SettlementBatchService,
+    private readonly usage: UsageQueueService,
+    private readonly gate: BalanceGateService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -40,13 +38,13 @@ export class SettlementService {
    * pass: what is recorded after it comes with its own settlement request, and claiming it at once
    * would settle a trickle of tiny batches back to back. A batch with failures ends it too (Postgres
    * may be down: the rest waits rather than failing one by one). What failed is given back to be
-   * claimed again within seconds, backing off per attempt (BalanceGate.retryLater): not a lease
+   * claimed again within seconds, backing off per attempt (UsageQueueService.retryLater): not a lease
    * later, and never in a tight loop. `retryInMs` says when the first of it may be claimed again.
    */
   async settleRecorded(): Promise<{ settled: number; retryInMs: number | null }> {
     let settled = 0;
     for (;;) {
-      const claimed = await this.gate.claimUsage(CLAIM_BATCH, this.config.settlementLeaseMs);
+      const claimed = await this.usage.claimUsage(CLAIM_BATCH, this.config.settlementLeaseMs);
       const payloads = claimed.flatMap((json) => this.parse(json));
       const report = await this.settle(payloads);
       settled += report.settled.length;
@@ -60,7 +58,7 @@ export class SettlementService {
             requestId,
             databaseUnavailable: unavailable.has(requestId),
           }));
-        return { settled, retryInMs: await this.gate.retryLater(retried, this.config.settlementLeaseMs) };
+        return { settled, retryInMs: await this.usage.retryLater(retried, this.config.settlementLeaseMs) };
       }
       if (claimed.length < CLAIM_BATCH) {
         return { settled, retryInMs: null };
@@ -135,13 +133,11 @@ export class SettlementService {
   }
 
   private async apply(payloads: SettleCompletionPayload[]): Promise<void> {
-    // A tenth of the lease: a blocked transaction gives up long before its claim lapses.
-    const lockTimeoutMs = this.config.settlementLeaseMs / 10;
-    const result = await this.repository.settle(payloads, this.config.referralSharePercent, lockTimeoutMs);
+    const result = await this.batch.settle(payloads);
     this.report(result);
     // After the commit: a crash here leaves holds and records in Redis; once the lease lapses they
     // are claimed again, found settled, charged nothing, and released.
-    await this.gate.releaseMany(
+    await this.usage.releaseMany(
       payloads.map((payload) => ({
         accountId: payload.accountId,
         requestId: payload.requestId,

@@ -1,16 +1,16 @@
-// The Lua scripts behind BalanceGate. Each runs atomically on Redis, in one round trip.
+// The Lua scripts behind BalanceGateService. Each runs atomically on Redis, in one round trip.
 //
 // Keys: one snapshot hash per account {balance, version, epoch, reserved}, its open holds
-// {requestId: amount}, one index of all holds by when they were opened (Redis's clock), for the
-// sweeper; usage recorded and not settled yet {requestId: payload JSON} per account, one index of it
-// scored by when it may be claimed, and the failed settlement attempts per usage (for the backoff).
-// The epoch hash {id, runId} names the Redis data set the snapshots were loaded into.
+// {requestId: amount}, and one index of all holds by when they were opened (Redis's clock), for the
+// sweeper. The epoch hash {id, runId} names the Redis data set the snapshots were loaded into.
+// Billing's usage queue closes holds in its own scripts, beside the usage recorded for them, with
+// the fragments CLOSE_HOLD and SYNC_SNAPSHOT below.
 
 // Amounts are passed as strings and moved with HINCRBY so the arithmetic stays exact 64-bit; only the
 // admission comparison goes through Lua numbers (exact below 2^53 nano-dollars, about $9 million).
 
 // Process clocks never matter: every time stored or compared is Redis's own.
-const REDIS_NOW_MS = `local time = redis.call('TIME')
+export const REDIS_NOW_MS = `local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)`;
 
 // A snapshot counts only if it was loaded into this data set: after a restart (or a restore from an
@@ -38,7 +38,7 @@ return {1, '0'}`;
 // A balance read from Postgres replaces the snapshot if it is newer, or if the snapshot belongs to
 // another epoch (its version may be ahead of the truth: a restore rewinds nothing in Postgres).
 // 'reserved' stays: it moves only with the holds beside it, and both came back together.
-const SYNC_SNAPSHOT = `
+export const SYNC_SNAPSHOT = `
 local function sync(key, epochKey, balance, version, newEpoch)
   local epoch = redis.call('HGET', epochKey, 'id')
   if not epoch then
@@ -77,72 +77,17 @@ if redis.call('HGET', KEYS[1], 'runId') == ARGV[1] and redis.call('HEXISTS', KEY
 redis.call('HSET', KEYS[1], 'id', ARGV[2], 'runId', ARGV[1])
 return 1`;
 
-// Settlement's release (ARGV[5] = '0') closes the hold and the recorded usage together. Giving an
-// unused hold back (ARGV[5] = '1') refuses once usage is recorded for it: that hold is settlement's,
-// even if the request failed after a recording whose reply was lost.
-export const RELEASE_SCRIPT = `${SYNC_SNAPSHOT}
-if ARGV[5] == '1' and redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then return 0 end
-local amount = redis.call('HGET', KEYS[2], ARGV[1])
-if amount then
-  redis.call('HDEL', KEYS[2], ARGV[1])
-  redis.call('HINCRBY', KEYS[1], 'reserved', '-' .. amount)
-end
-redis.call('ZREM', KEYS[3], ARGV[2])
-redis.call('HDEL', KEYS[4], ARGV[1])
-redis.call('ZREM', KEYS[5], ARGV[2])
-redis.call('HDEL', KEYS[6], ARGV[2])
-if ARGV[3] ~= '' then sync(KEYS[1], KEYS[7], ARGV[3], ARGV[4], ARGV[6]) end
-return amount and 1 or 0`;
-
-// Claimable at once. NX: a recording replayed after a reconnect must not cut a worker's lease short.
-export const RECORD_SCRIPT = `${REDIS_NOW_MS}
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-redis.call('ZADD', KEYS[2], 'NX', now, ARGV[3])
-return 1`;
-
-// Claims up to ARGV[1] recorded usages claimable now by moving them ARGV[2] ms into the future: a
-// worker that dies holding them only delays them. The per-account hash key is derived
-// here (not declared), as the member names its account; fine on one Redis, not on a cluster.
-export const CLAIM_SCRIPT = `${REDIS_NOW_MS}
-local members = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
-local payloads = {}
-for _, member in ipairs(members) do
-  local separator = string.find(member, ':', 1, true)
-  local payload = redis.call('HGET', ARGV[3] .. string.sub(member, 1, separator - 1), string.sub(member, separator + 1))
-  if payload then
-    redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), member)
-    payloads[#payloads + 1] = payload
-  else
-    redis.call('ZREM', KEYS[1], member)
-    redis.call('HDEL', KEYS[2], member)
+// Closes a hold (idempotent): its amount leaves 'reserved', it leaves the index. Returns 1 if it was open.
+export const CLOSE_HOLD = `
+local function closeHold(snapshotKey, holdsKey, holdIndex, requestId, member)
+  local amount = redis.call('HGET', holdsKey, requestId)
+  if amount then
+    redis.call('HDEL', holdsKey, requestId)
+    redis.call('HINCRBY', snapshotKey, 'reserved', '-' .. amount)
   end
-end
-return payloads`;
-
-// A failed settlement gives its claim back early: claimable again after ARGV[1] ms doubling per
-// failed attempt up to ARGV[2] ms, times the member's jitter factor (0.5 to 1); past ARGV[3]
-// attempts (minutes of them: a payload that can never be stored, not an outage) only every ARGV[4]
-// ms. A failure because the database was unavailable (flag '1') says nothing about the payload: it
-// backs off up to ARGV[2] ms but never counts past ARGV[3], however long the outage lasts.
-// XX: usage settled meanwhile stays gone. Returns the shortest delay set, or -1.
-export const RETRY_LATER_SCRIPT = `${REDIS_NOW_MS}
-local soonest = -1
-for index = 5, #ARGV, 3 do
-  local member = ARGV[index]
-  if redis.call('ZSCORE', KEYS[1], member) then
-    local attempts = redis.call('HINCRBY', KEYS[2], member, 1)
-    if ARGV[index + 2] == '1' and attempts > tonumber(ARGV[3]) then
-      attempts = tonumber(ARGV[3])
-      redis.call('HSET', KEYS[2], member, attempts)
-    end
-    local delay = math.min(tonumber(ARGV[2]), tonumber(ARGV[1]) * 2 ^ math.min(attempts - 1, 30))
-    if attempts > tonumber(ARGV[3]) then delay = tonumber(ARGV[4]) end
-    delay = math.floor(delay * tonumber(ARGV[index + 1]) / 1000)
-    redis.call('ZADD', KEYS[1], 'XX', now + delay, member)
-    if soonest < 0 or delay < soonest then soonest = delay end
-  end
-end
-return soonest`;
+  redis.call('ZREM', holdIndex, member)
+  return amount and 1 or 0
+end`;
 
 // Holds opened before ARGV[1] ms ago by Redis's clock, the clock that opened them.
 export const STALE_HOLDS_SCRIPT = `${REDIS_NOW_MS}

@@ -10,7 +10,7 @@ export type LedgerKind = (typeof LEDGER_KINDS)[number];
 @Index('ledger_entries_kind_reference_key', ['kind', 'reference'], { unique: true })
 @Index('ledger_entries_account_created_idx', ['accountId', 'createdAt'])
 @Index('ledger_entries_account_seq_idx', ['accountId', 'seq'])
-// Recent balance changes made outside settlement, for the worker's Redis resync (BalanceResync).
+// Recent balance changes made outside settlement, for the worker's Redis resync (BalanceResyncService).
 @Index('ledger_entries_pushed_changes_idx', ['createdAt'], { where: `"kind" IN ('adjustment', 'topup')` })
 export class LedgerEntryEntity {
   @PrimaryGeneratedColumn('uuid')

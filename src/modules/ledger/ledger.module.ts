@@ -1,12 +1,12 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LedgerEntryEntity } from 'src/modules/ledger/ledger-entry.entity';
-import { BalanceGate } from 'src/modules/ledger/balance-gate';
+import { BalanceGateService } from 'src/modules/ledger/balance-gate.service';
 import { LedgerRepository } from 'src/modules/ledger/ledger.repository';
 
 @Module({
   imports: [TypeOrmModule.forFeature([LedgerEntryEntity])],
-  providers: [LedgerRepository, BalanceGate],
-  exports: [LedgerRepository, BalanceGate],
+  providers: [LedgerRepository, BalanceGateService],
+  exports: [LedgerRepository, BalanceGateService],
 })
 export class LedgerModule {}

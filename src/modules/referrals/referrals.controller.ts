@@ -3,7 +3,7 @@ import { ApiProperty, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth, ConsolePrincipal, CurrentPrincipal } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { formatUsd } from 'src/common/money/money';
-import { ReferralsRepository } from 'src/modules/referrals/referrals.repository';
+import { ReferralsService } from 'src/modules/referrals/referrals.service';
 
 export class ReferralSummaryDto {
   @ApiProperty({
@@ -23,11 +23,11 @@ export class ReferralSummaryDto {
 @ConsoleAuth()
 @Controller('console/referrals')
 export class ReferralsController {
-  constructor(private readonly repository: ReferralsRepository) {}
+  constructor(private readonly service: ReferralsService) {}
 
   @Get()
   async getReferrals(@CurrentPrincipal() principal: ConsolePrincipal): Promise<ReferralSummaryDto> {
-    const summary = await this.repository.summary(principal.accountId);
+    const summary = await this.service.summary(principal.accountId);
     if (!summary) {
       throw new ApiError(ErrorKind.NotFound, 'No such account.');
     }

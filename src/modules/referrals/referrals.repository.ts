@@ -6,17 +6,13 @@ import { DataSource } from 'typeorm';
 export class ReferralsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  async summary(accountId: string): Promise<{ referralCode: string; invited: number; credited: bigint } | null> {
-    const rows = await this.dataSource.query<{ referral_code: string; invited: string; credited: string }[]>(
-      `SELECT a.referral_code,
-              (SELECT COUNT(*) FROM accounts i WHERE i.referred_by = a.id) AS invited,
-              (SELECT COALESCE(SUM(l.amount), 0) FROM ledger_entries l
-                 WHERE l.account_id = a.id AND l.kind = 'referral_credit') AS credited
+  /** The account's referral code and how many accounts registered with it; null without the account. */
+  async invitations(accountId: string): Promise<{ referralCode: string; invited: number } | null> {
+    const rows = await this.dataSource.query<{ referral_code: string; invited: string }[]>(
+      `SELECT a.referral_code, (SELECT COUNT(*) FROM accounts i WHERE i.referred_by = a.id) AS invited
        FROM accounts a WHERE a.id = $1`,
       [accountId],
     );
-    return rows[0]
-      ? { referralCode: rows[0].referral_code, invited: Number(rows[0].invited), credited: BigInt(rows[0].credited) }
-      : null;
+    return rows[0] ? { referralCode: rows[0].referral_code, invited: Number(rows[0].invited) } : null;
   }
 }

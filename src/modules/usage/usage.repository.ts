@@ -24,16 +24,6 @@ export interface BillRow {
   charged: string;
 }
 
-export interface LedgerRow {
-  id: string;
-  seq: string;
-  kind: string;
-  amount: string;
-  balance_after: string;
-  reference: string;
-  created_at: Date;
-}
-
 const GROUP_COLUMN: Record<UsageGrouping, string> = { day: 'day::text', model: 'model_id', key: 'key_id::text' };
 
 /** Builds `AND …` clauses with numbered parameters. */
@@ -87,21 +77,6 @@ export class UsageRepository {
               prompt_tokens, completion_tokens, charged
        FROM usage_records WHERE account_id = $1${filters.sql}
        ORDER BY created_at DESC, request_id DESC LIMIT $${filters.params.length}`,
-      filters.params,
-    );
-  }
-
-  /** Newest first in the order entries were applied (seq), which timestamps alone cannot give. */
-  ledger(accountId: string, range: DayRange, beforeSeq: string | null, limit: number) {
-    const filters = new Filters([accountId]);
-    filters.add((p) => `created_at >= (${p}::date::timestamp AT TIME ZONE 'UTC')`, range.from);
-    filters.add((p) => `created_at < ((${p}::date + 1)::timestamp AT TIME ZONE 'UTC')`, range.to);
-    filters.add((p) => `seq < ${p}::bigint`, beforeSeq);
-    filters.params.push(limit);
-    return this.dataSource.query<LedgerRow[]>(
-      `SELECT id, seq, kind, amount, balance_after, reference, created_at
-       FROM ledger_entries WHERE account_id = $1${filters.sql}
-       ORDER BY seq DESC LIMIT $${filters.params.length}`,
       filters.params,
     );
   }

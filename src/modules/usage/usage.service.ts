@@ -3,7 +3,7 @@ import { Cursor, decodeCursor, encodeCursor } from 'src/common/http/cursor';
 import { dayRange } from 'src/common/http/date-range.dto';
 import { formatUsd } from 'src/common/money/money';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
-import { LedgerKind } from 'src/modules/ledger/ledger-entry.entity';
+import { LedgerRepository } from 'src/modules/ledger/ledger.repository';
 import {
   BillPageDto,
   BillsQueryDto,
@@ -20,7 +20,10 @@ const GROUP_FIELD: Record<UsageGrouping, 'date' | 'model' | 'keyId'> = { day: 'd
 /** The console's money views: usage totals, one bill per request, and the ledger. */
 @Injectable()
 export class UsageService {
-  constructor(private readonly repository: UsageRepository) {}
+  constructor(
+    private readonly repository: UsageRepository,
+    private readonly ledgerEntries: LedgerRepository,
+  ) {}
 
   async usage(accountId: string, query: UsageQueryDto): Promise<UsageRowDto[]> {
     const rows = await this.repository.totals(accountId, dayRange(query), query.groupBy, query.model, query.keyId);
@@ -56,23 +59,12 @@ export class UsageService {
   async ledger(accountId: string, query: PageQueryDto): Promise<LedgerPageDto> {
     const range = dayRange(query);
     const cursor = decodeCursor(query.cursor, (position) => position.length === 1 && /^\d{1,19}$/.test(position[0]));
-    const rows = await this.repository.ledger(accountId, range, cursor?.[0] ?? null, query.limit + 1);
+    const entries = await this.ledgerEntries.entries(accountId, range, cursor?.[0] ?? null, query.limit + 1);
     return paginate(
-      rows,
+      entries,
       query.limit,
-      (row) => [row.seq],
-      (row) =>
-        LedgerEntryResponseDto.from({
-          id: row.id,
-          accountId,
-          kind: row.kind as LedgerKind,
-          amount: BigInt(row.amount),
-          balanceAfter: BigInt(row.balance_after),
-          reference: row.reference,
-          description: null,
-          createdAt: row.created_at,
-          seq: row.seq,
-        }),
+      (entry) => [entry.seq],
+      (entry) => LedgerEntryResponseDto.from(entry),
     );
   }
 }

@@ -6,12 +6,8 @@ import { LOGGER } from 'src/common/logging/logger';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import {
   CHECK_EPOCH_SCRIPT,
-  CLAIM_SCRIPT,
   HOLD_SCRIPT,
-  RECORD_SCRIPT,
-  RELEASE_SCRIPT,
   RESYNC_SCRIPT,
-  RETRY_LATER_SCRIPT,
   STALE_HOLDS_SCRIPT,
   SYNC_SCRIPT,
 } from 'src/modules/ledger/balance-gate.scripts';
@@ -20,31 +16,27 @@ const SNAPSHOT_PREFIX = 'gw:bal:';
 const snapshotKey = (accountId: string) => `${SNAPSHOT_PREFIX}${accountId}`;
 const holdsKey = (accountId: string) => `gw:holds:${accountId}`;
 const HOLD_INDEX = 'gw:holds:index';
-const USAGE_PREFIX = 'gw:usage:';
-const usageKey = (accountId: string) => `${USAGE_PREFIX}${accountId}`;
-const USAGE_INDEX = 'gw:usage:index';
-const USAGE_ATTEMPTS = 'gw:usage:attempts';
 const EPOCH_KEY = 'gw:epoch';
 
-export type HoldResult = { outcome: 'held' } | { outcome: 'insufficient'; available: bigint } | { outcome: 'unknown' };
-
-export interface RetriedUsage {
-  accountId: string;
-  requestId: string;
-  /** The attempt failed because the database was unavailable, not because of this usage. */
-  databaseUnavailable?: boolean;
+/**
+ * The keys of an account's holds, in the order the scripts take them (HOLD_SCRIPT, and billing's
+ * scripts that close a hold with CLOSE_HOLD and SYNC_SNAPSHOT): its snapshot, its holds, the index
+ * of all holds, the epoch.
+ */
+export function holdKeys(accountId: string): [string, string, string, string] {
+  return [snapshotKey(accountId), holdsKey(accountId), HOLD_INDEX, EPOCH_KEY];
 }
+
+/** A hold's (and its recorded usage's) member in the indexes of all holds and of all recorded usage. */
+export const holdMember = (accountId: string, requestId: string) => `${accountId}:${requestId}`;
+
+export type HoldResult = { outcome: 'held' } | { outcome: 'insufficient'; available: bigint } | { outcome: 'unknown' };
 
 export interface BalanceSnapshot {
   balance: bigint;
   version: bigint;
 }
 
-/** A failed settlement is tried again after this, doubling per attempt up to RETRY_MAX_MS, jittered. */
-const RETRY_FIRST_MS = 500;
-const RETRY_MAX_MS = 8_000;
-/** Past this many failed attempts (about 2.5 minutes of them), a usage is tried once per lease only. */
-const RETRY_FAST_ATTEMPTS = 24;
 /** How long an admission waits for a connection (and its epoch check) before Redis counts as down. */
 const EPOCH_WAIT_MS = 2_000;
 
@@ -53,10 +45,11 @@ const EPOCH_WAIT_MS = 2_000;
  * against it. Postgres stays the book of record; settlement pushes each new balance here, and a
  * version number keeps an older push from overwriting a newer one. Snapshots are stamped with the
  * Redis epoch, which changes whenever Redis restarts, so a Redis that comes back older than Postgres
- * (an AOF behind, a restored copy) has every balance reloaded instead of trusted.
+ * (an AOF behind, a restored copy) has every balance reloaded instead of trusted. A hold is closed
+ * beside the usage recorded for it (billing's UsageQueueService), with the keys of holdKeys.
  */
 @Injectable()
-export class BalanceGate {
+export class BalanceGateService {
   /** Whether this connection's epoch check is done: admissions wait for it only just after a (re)connect. */
   private epochChecked = false;
   private epochWaiters: (() => void)[] = [];
@@ -70,10 +63,6 @@ export class BalanceGate {
     this.redis.defineCommand('gatewaySync', { numberOfKeys: 2, lua: SYNC_SCRIPT });
     this.redis.defineCommand('gatewayResync', { numberOfKeys: 1, lua: RESYNC_SCRIPT });
     this.redis.defineCommand('gatewayCheckEpoch', { numberOfKeys: 1, lua: CHECK_EPOCH_SCRIPT });
-    this.redis.defineCommand('gatewayRelease', { numberOfKeys: 7, lua: RELEASE_SCRIPT });
-    this.redis.defineCommand('gatewayRecordUsage', { numberOfKeys: 2, lua: RECORD_SCRIPT });
-    this.redis.defineCommand('gatewayClaimUsage', { numberOfKeys: 2, lua: CLAIM_SCRIPT });
-    this.redis.defineCommand('gatewayRetryLater', { numberOfKeys: 2, lua: RETRY_LATER_SCRIPT });
     this.redis.defineCommand('gatewayStaleHolds', { numberOfKeys: 1, lua: STALE_HOLDS_SCRIPT });
     // Each (re)connection may reach a restarted Redis: checked before the first admission on it.
     this.redis.on('ready', () => this.startEpochCheck());
@@ -92,13 +81,10 @@ export class BalanceGate {
       await this.epochReady();
     }
     const [status, available] = (await this.command('gatewayHold')(
-      snapshotKey(accountId),
-      holdsKey(accountId),
-      HOLD_INDEX,
-      EPOCH_KEY,
+      ...holdKeys(accountId),
       requestId,
       amount.toString(),
-      `${accountId}:${requestId}`,
+      holdMember(accountId, requestId),
       randomUUID(),
     )) as [number, string];
     if (status === 1) {
@@ -109,104 +95,6 @@ export class BalanceGate {
       return { outcome: 'unknown' };
     }
     return status === 0 ? { outcome: 'insufficient', available: BigInt(available) } : { outcome: 'unknown' };
-  }
-
-  /**
-   * Gives an unused hold back (idempotent); false when there was none, or when usage is recorded
-   * for it: then settlement closes it.
-   */
-  async release(accountId: string, requestId: string): Promise<boolean> {
-    const released = (await this.command('gatewayRelease')(
-      ...releaseArgs(accountId, requestId, undefined, true),
-    )) as number;
-    return released === 1;
-  }
-
-  /** Closes settled holds and their recorded usage in one round trip, pushing each account's new balance. */
-  async releaseMany(items: { accountId: string; requestId: string; snapshot?: BalanceSnapshot }[]): Promise<void> {
-    const pipeline = this.redis.pipeline() as unknown as Record<string, (...args: string[]) => unknown> & {
-      exec(): Promise<[Error | null, unknown][] | null>;
-    };
-    for (const { accountId, requestId, snapshot } of items) {
-      pipeline.gatewayRelease(...releaseArgs(accountId, requestId, snapshot));
-    }
-    const results = await pipeline.exec();
-    const failed = results?.find(([error]) => error);
-    if (failed) {
-      throw failed[0]!;
-    }
-  }
-
-  /**
-   * Records a completion's usage beside its hold, in one write: durable as soon as it returns, and
-   * claimable by a settling worker at once.
-   */
-  async recordUsage(accountId: string, requestId: string, payload: string): Promise<void> {
-    await this.command('gatewayRecordUsage')(
-      usageKey(accountId),
-      USAGE_INDEX,
-      requestId,
-      payload,
-      `${accountId}:${requestId}`,
-    );
-  }
-
-  /** The payload recorded for a request and not settled yet, or null. */
-  recordedUsage(accountId: string, requestId: string): Promise<string | null> {
-    return this.redis.hget(usageKey(accountId), requestId);
-  }
-
-  /**
-   * Up to `limit` recorded usages (payload JSON) no other worker holds, now this caller's for
-   * `leaseMs`. Settling one closes it for good (releaseMany); otherwise it comes back.
-   */
-  async claimUsage(limit: number, leaseMs: number): Promise<string[]> {
-    return (await this.command('gatewayClaimUsage')(
-      USAGE_INDEX,
-      USAGE_ATTEMPTS,
-      String(limit),
-      String(leaseMs),
-      USAGE_PREFIX,
-    )) as string[];
-  }
-
-  /**
-   * Gives claims whose settlement failed back before their lease ends: claimable again in 0.5 s,
-   * doubling per failed attempt up to 8 s, jittered (50–100 %, in whole per-mille so no fraction
-   * crosses into Redis) so that workers do not retry in step. Returns
-   * the soonest of those delays in ms, or null when none was set. After RETRY_FAST_ATTEMPTS, once
-   * per `slowMs` (the lease): a payload that can never be stored is not retried every 8 s forever.
-   * Failures marked `databaseUnavailable` never reach that: an outage of any length is retried
-   * every 8 s at most, so its usage settles within seconds of the database coming back.
-   */
-  async retryLater(failed: RetriedUsage[], slowMs: number): Promise<number | null> {
-    if (failed.length === 0) {
-      return null;
-    }
-    const members = failed.flatMap(({ accountId, requestId, databaseUnavailable }) => [
-      `${accountId}:${requestId}`,
-      String(500 + Math.floor(Math.random() * 501)),
-      databaseUnavailable ? '1' : '0',
-    ]);
-    const soonest = (await this.command('gatewayRetryLater')(
-      USAGE_INDEX,
-      USAGE_ATTEMPTS,
-      String(RETRY_FIRST_MS),
-      String(RETRY_MAX_MS),
-      String(RETRY_FAST_ATTEMPTS),
-      String(slowMs),
-      ...members,
-    )) as number;
-    return soonest < 0 ? null : soonest;
-  }
-
-  /** Whether a worker holds a live lease on a request's recorded usage (it is settling it now). */
-  async isClaimed(accountId: string, requestId: string): Promise<boolean> {
-    const [claimableAt, [seconds, micros]] = await Promise.all([
-      this.redis.zscore(USAGE_INDEX, `${accountId}:${requestId}`),
-      this.redis.time(),
-    ]);
-    return claimableAt !== null && Number(claimableAt) > Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   }
 
   /** Records a balance read from Postgres, unless Redis already has a newer one of this epoch. */
@@ -302,23 +190,4 @@ export class BalanceGate {
   private command(name: string): (...args: string[]) => Promise<unknown> {
     return (this.redis as unknown as Record<string, (...args: string[]) => Promise<unknown>>)[name].bind(this.redis);
   }
-}
-
-/** Keys and arguments of RELEASE_SCRIPT for one hold. */
-function releaseArgs(accountId: string, requestId: string, snapshot?: BalanceSnapshot, unusedOnly = false): string[] {
-  return [
-    snapshotKey(accountId),
-    holdsKey(accountId),
-    HOLD_INDEX,
-    usageKey(accountId),
-    USAGE_INDEX,
-    USAGE_ATTEMPTS,
-    EPOCH_KEY,
-    requestId,
-    `${accountId}:${requestId}`,
-    snapshot?.balance.toString() ?? '',
-    snapshot?.version.toString() ?? '',
-    unusedOnly ? '1' : '0',
-    snapshot ? randomUUID() : '',
-  ];
 }

@@ -1,0 +1,202 @@
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
+import { loadConfig } from 'src/config/app-config';
+import { SettlementBatchService } from 'src/modules/billing/settlement-batch.service';
+import { isLockTimeout, SettlementRepository } from 'src/modules/billing/settlement.repository';
+import { newReference, TestDb } from 'test/integration/integration-helpers';
+
+/** A usage of `accountId` that costs exactly `nanos` (one completion token). */
+function payload(accountId: string, nanos: bigint, overrides: Partial<SettleCompletionPayload> = {}) {
+  return {
+    requestId: newReference('req'),
+    accountId,
+    keyId: randomUUID(),
+    modelId: 'model-a',
+    channelId: 'channel-a',
+    inputPrice: '0',
+    outputPrice: (nanos * 1_000_000n).toString(),
+    promptTokens: 0,
+    completionTokens: 1,
+    usageSource: 'upstream',
+    status: 'completed',
+    upstreamLatencyMs: 12,
+    createdAt: '2026-03-04T05:06:07.000Z',
+    ...overrides,
+  } satisfies SettleCompletionPayload;
+}
+
+let db: TestDb;
+let repository: SettlementRepository;
+
+beforeAll(async () => {
+  db = await TestDb.open();
+  repository = new SettlementRepository(db.dataSource);
+});
+
+afterAll(() => db.close());
+
+describe(SettlementRepository.name, () => {
+  it('should give up waiting for a row another transaction holds once the lock timeout passes', async () => {
+    const account = await db.newAccount();
+    const operator = new Client({ connectionString: process.env.DATABASE_URL });
+    await operator.connect();
+    try {
+      await operator.query('BEGIN');
+      await operator.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [account]);
+      const started = Date.now();
+
+      const error: unknown = await repository
+        .inTransaction(200, (manager) => db.ledger.lockBalances(manager, [account]))
+        .catch((failure: unknown) => failure);
+
+      expect(isLockTimeout((error as { driverError?: unknown }).driverError)).toBe(true);
+      expect(Date.now() - started).toBeLessThan(2_000);
+    } finally {
+      await operator.query('ROLLBACK');
+      await operator.end();
+    }
+  });
+
+  it("should find each account's referrer, leaving out accounts that do not exist", async () => {
+    const referrer = await db.newAccount();
+    const invitee = await db.newAccount({ referredBy: referrer });
+
+    const referrers = await repository.findReferrers(db.dataSource.manager, [invitee, referrer, randomUUID()]);
+
+    expect(referrers).toEqual(
+      new Map([
+        [invitee, referrer],
+        [referrer, null],
+      ]),
+    );
+  });
+
+  it('should store usage records, and find them settled', async () => {
+    const account = await db.newAccount();
+    const [first, second] = [payload(account, 30n), payload(account, 40n)];
+    const charges = new Map([
+      [first.requestId, { cost: 30n, charged: 30n }],
+      [second.requestId, { cost: 40n, charged: 25n }],
+    ]);
+
+    await repository.insertUsageRecords(db.dataSource.manager, [first, second], charges);
+
+    const settled = await repository.findSettled(db.dataSource.manager, [
+      first.requestId,
+      'req_never',
+      second.requestId,
+    ]);
+    expect(settled).toEqual(new Set([first.requestId, second.requestId]));
+    const rows = await db.dataSource.query<{ cost: string; charged: string; created_at: Date }[]>(
+      'SELECT cost, charged, created_at FROM usage_records WHERE request_id = $1',
+      [second.requestId],
+    );
+    expect(rows).toEqual([{ cost: '40', charged: '25', created_at: new Date(second.createdAt) }]);
+  });
+
+  it('should add to the daily rollup, row by row', async () => {
+    const account = await db.newAccount();
+    const keyId = randomUUID();
+    const total = {
+      accountId: account,
+      day: '2026-03-04',
+      modelId: 'model-a',
+      keyId,
+      requests: 2,
+      prompt: 10n,
+      completion: 20n,
+      cost: 5_000_000_000_000n,
+    };
+
+    await repository.addUsageDaily(db.dataSource.manager, [total]);
+    await repository.addUsageDaily(db.dataSource.manager, [{ ...total, requests: 1, cost: 1n }]);
+
+    const rows = await db.dataSource.query(
+      `SELECT day::text, requests, prompt_tokens, completion_tokens, cost FROM usage_daily WHERE account_id = $1`,
+      [account],
+    );
+    expect(rows).toEqual([
+      { day: '2026-03-04', requests: 3, prompt_tokens: '20', completion_tokens: '40', cost: '5000000000001' },
+    ]);
+  });
+});
+
+describe(SettlementBatchService.name, () => {
+  const config = loadConfig({ NODE_ENV: 'test', REFERRAL_SHARE_PERCENT: '10' });
+  let sut: SettlementBatchService;
+
+  beforeAll(() => {
+    sut = new SettlementBatchService(repository, db.ledger, config);
+  });
+
+  it('should charge, credit the referrer and roll up the day in one transaction, and charge nothing twice', async () => {
+    const referrer = await db.newAccount({ balance: 50n });
+    const invitee = await db.newAccount({ balance: 1_000n, referredBy: referrer });
+    const cheap = payload(invitee, 300n);
+    const short = payload(invitee, 900n, { modelId: 'model-b' });
+    const stranger = payload(randomUUID(), 10n);
+
+    const result = await sut.settle([cheap, short, stranger, cheap]);
+
+    expect(result.applied).toEqual([cheap.requestId, short.requestId]);
+    expect(result.unknownAccounts).toEqual([stranger.requestId]);
+    expect(result.shortfalls).toEqual([{ requestId: short.requestId, accountId: invitee, missing: 200n }]);
+    expect(result.snapshots).toEqual(
+      new Map([
+        [referrer, await db.balanceOf(referrer)],
+        [invitee, await db.balanceOf(invitee)],
+      ]),
+    );
+    expect((await db.balanceOf(invitee)).balance).toBe(0n);
+    // 10 % of 300 and of the 700 charged, not of the 900 the usage cost.
+    expect((await db.entriesOf(referrer)).map((entry) => [entry.kind, entry.amount])).toEqual([
+      ['referral_credit', 30n],
+      ['referral_credit', 70n],
+    ]);
+    const daily = await db.dataSource.query<{ model_id: string; requests: number; cost: string }[]>(
+      'SELECT model_id, requests, cost FROM usage_daily WHERE account_id = $1 ORDER BY model_id',
+      [invitee],
+    );
+    expect(daily).toEqual([
+      { model_id: 'model-a', requests: 1, cost: '300' },
+      { model_id: 'model-b', requests: 1, cost: '700' },
+    ]);
+
+    const again = await sut.settle([cheap, short]);
+
+    expect(again.applied).toEqual([]);
+    expect((await db.balanceOf(referrer)).balance).toBe(150n);
+    expect(await db.unbalanced([referrer, invitee])).toEqual([]);
+  });
+
+  it('should write nothing of a batch when one of its writes fails', async () => {
+    const account = await db.newAccount({ balance: 1_000n });
+    const before = await db.balanceOf(account);
+    const good = payload(account, 10n);
+    const poison = payload(account, 10n, { keyId: 'not-a-uuid' });
+
+    await expect(sut.settle([good, poison])).rejects.toThrow(/uuid/);
+
+    expect(await db.balanceOf(account)).toEqual(before);
+    expect(await db.entriesOf(account)).toEqual([]);
+    expect(await repository.findSettled(db.dataSource.manager, [good.requestId])).toEqual(new Set());
+  });
+
+  it('should settle concurrent batches that share accounts without a deadlock or a lost charge', async () => {
+    const accounts = await Promise.all(Array.from({ length: 6 }, () => db.newAccount({ balance: 10_000n })));
+    // Each batch touches the accounts in another order.
+    const batches = Array.from({ length: 6 }, (_, shift) =>
+      accounts.map((_, index) => payload(accounts[(index + shift) % accounts.length], BigInt(index + 1))),
+    );
+
+    await Promise.all(batches.map((batch) => sut.settle(batch)));
+
+    const charged = (accountIndex: number) =>
+      batches.reduce((sum, _, shift) => sum + BigInt(((accountIndex - shift + 6) % 6) + 1), 0n);
+    for (const [index, account] of accounts.entries()) {
+      expect((await db.balanceOf(account)).balance).toBe(10_000n - charged(index));
+    }
+    expect(await db.unbalanced(accounts)).toEqual([]);
+  });
+});

@@ -1,0 +1,68 @@
+import Redis from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
+import { BalanceGateService } from 'src/modules/ledger/balance-gate.service';
+import { newTestLogger } from 'test/support/test-service';
+
+describe(UsageQueueService.name, () => {
+  let redis: Redis;
+  let gate: BalanceGateService;
+  let sut: UsageQueueService;
+
+  beforeAll(async () => {
+    redis = new Redis(process.env.REDIS_URL!);
+    gate = new BalanceGateService(redis, newTestLogger());
+    sut = new UsageQueueService(redis);
+    // An admission waits for the gate's Redis epoch check; snapshots pushed after it are of that epoch.
+    await gate.hold(randomUUID(), 'req_first', 1n);
+  });
+
+  afterAll(() => redis.quit());
+
+  /** An account whose Redis snapshot holds `balance` (version 1), with a hold of `amount` for a new request. */
+  async function held(balance: bigint, amount: bigint): Promise<{ accountId: string; requestId: string }> {
+    const [accountId, requestId] = [randomUUID(), `req_${randomUUID()}`];
+    await gate.sync(accountId, { balance, version: 1n });
+    expect(await gate.hold(accountId, requestId, amount)).toEqual({ outcome: 'held' });
+    return { accountId, requestId };
+  }
+
+  it('should give an unused hold back once', async () => {
+    const { accountId, requestId } = await held(1_000n, 300n);
+
+    await expect(sut.release(accountId, requestId)).resolves.toBe(true);
+    await expect(sut.release(accountId, requestId)).resolves.toBe(false);
+    expect(await gate.reserved(accountId)).toBe(0n);
+  });
+
+  it('should keep a hold whose usage is recorded, and close both when it is settled', async () => {
+    const { accountId, requestId } = await held(1_000n, 300n);
+    await sut.recordUsage(accountId, requestId, '{"usage":1}');
+
+    await expect(sut.release(accountId, requestId)).resolves.toBe(false);
+    expect(await gate.reserved(accountId)).toBe(300n);
+    expect(await sut.claimUsage(500, 60_000)).toContain('{"usage":1}');
+    expect(await sut.isClaimed(accountId, requestId)).toBe(true);
+
+    await sut.releaseMany([{ accountId, requestId, snapshot: { balance: 700n, version: 2n } }]);
+
+    expect(await gate.reserved(accountId)).toBe(0n);
+    expect(await sut.recordedUsage(accountId, requestId)).toBeNull();
+    expect(await sut.isClaimed(accountId, requestId)).toBe(false);
+    // The settled balance was pushed with it: 700 is what admission now sees.
+    expect(await gate.hold(accountId, 'req_next', 701n)).toEqual({ outcome: 'insufficient', available: 700n });
+  });
+
+  it('should give a failed claim back after a backoff, sooner than its lease', async () => {
+    const { accountId, requestId } = await held(1_000n, 1n);
+    await sut.recordUsage(accountId, requestId, `{"id":"${requestId}"}`);
+    expect(await sut.claimUsage(500, 60_000)).toContain(`{"id":"${requestId}"}`);
+
+    const delay = await sut.retryLater([{ accountId, requestId }], 60_000);
+
+    // 0.5 s for a first failure, jittered down to half of it.
+    expect(delay).toBeGreaterThanOrEqual(250);
+    expect(delay).toBeLessThanOrEqual(500);
+    await sut.releaseMany([{ accountId, requestId }]);
+  });
+});
