@@ -16,13 +16,22 @@ export interface TestService<T> {
 /**
  * Builds `Service` with every injected class replaced by a mock of its whole surface, the logger by
  * a mock, and the configuration of a test run (`NODE_ENV=test` defaults, overridden by `config`).
- * Any other injection token fails loudly: add it here rather than in one spec.
+ * Other injection tokens (REDIS, say) take the values in `tokens`; a token with none fails loudly.
  */
-export async function newTestService<T>(Service: Type<T>, config: Partial<AppConfig> = {}): Promise<TestService<T>> {
+export async function newTestService<T>(
+  Service: Type<T>,
+  config: Partial<AppConfig> = {},
+  tokens: [token: symbol | string, value: unknown][] = [],
+): Promise<TestService<T>> {
   const logger = newTestLogger();
   const appConfig = { ...loadConfig({ NODE_ENV: 'test' }), ...config };
   const moduleRef = await Test.createTestingModule({
-    providers: [Service, { provide: LOGGER, useValue: logger }, { provide: APP_CONFIG, useValue: appConfig }],
+    providers: [
+      Service,
+      { provide: LOGGER, useValue: logger },
+      { provide: APP_CONFIG, useValue: appConfig },
+      ...tokens.map(([provide, useValue]) => ({ provide, useValue })),
+    ],
   })
     .useMocker((token) => {
       if (typeof token !== 'function') {

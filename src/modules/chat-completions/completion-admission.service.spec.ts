@@ -1,0 +1,148 @@
+import { EventEmitter } from 'node:events';
+import { FastifyReply } from 'fastify';
+import { ApiKeyPrincipal, AuthKind } from 'src/common/decorators/auth.decorators';
+import { ApiError, clientClosed, ErrorKind } from 'src/common/errors/api-error';
+import { REDIS } from 'src/common/redis/redis.tokens';
+import { MeteringService } from 'src/modules/billing/metering.service';
+import { CompletionMeter } from 'src/modules/billing/metering.types';
+import { CompletionAdmission } from 'src/modules/chat-completions/completion-admission.service';
+import { CatalogModel, CatalogService } from 'src/modules/models/catalog.service';
+import { ConcurrencyLimiter } from 'src/modules/rate-limits/concurrency-limiter.service';
+import { RateLimitPolicy } from 'src/modules/rate-limits/rate-limit-policy.service';
+import { RequestRateLimiter } from 'src/modules/rate-limits/request-rate-limiter.service';
+import { TokenRateLimiter } from 'src/modules/rate-limits/token-rate-limiter.service';
+import { newTestService } from 'test/support/test-service';
+
+const model: CatalogModel = {
+  id: 'm',
+  inputPrice: 1_000n,
+  outputPrice: 2_000n,
+  maxOutputTokens: 100,
+  vision: false,
+  rpm: 60,
+  tpm: 10_000,
+  created: 0,
+  ownedBy: 'openai',
+  routes: [],
+};
+const principal: ApiKeyPrincipal = { kind: AuthKind.ApiKey, accountId: 'acct', keyId: 'key' };
+const body = { model: 'm', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 10, user: 'u1' };
+const limits = { rpm: 60, tpm: 10_000, endUserRpm: null, endUserTpm: null };
+const tooMany = () => new ApiError(ErrorKind.RateLimited, 'too many');
+
+/** A reply whose socket can be hung up, and whose headers are collected. */
+function fakeReply() {
+  const raw = Object.assign(new EventEmitter(), { destroyed: false, writableFinished: false });
+  const headers: Record<string, string> = {};
+  const reply = { raw, headers: jest.fn((more: Record<string, string>) => Object.assign(headers, more)) };
+  return { reply: reply as unknown as FastifyReply, raw, headers };
+}
+
+async function setup() {
+  // A Redis that is not connected: one-write batching is skipped, nothing else touches it here.
+  const { sut, mock: deps } = await newTestService(CompletionAdmission, {}, [[REDIS, { status: 'end' }]]);
+  const meter = { record: jest.fn(), release: jest.fn().mockResolvedValue(true) } satisfies CompletionMeter;
+  const settle = jest.fn();
+  const releaseSlot = jest.fn();
+  deps(CatalogService).get.mockImplementation((id) => (id === 'm' ? model : undefined));
+  deps(RateLimitPolicy).limitsFor.mockReturnValue(limits);
+  deps(RequestRateLimiter).admit.mockResolvedValue(undefined);
+  deps(TokenRateLimiter).admit.mockResolvedValue({ settle, headers: { 'x-ratelimit-limit-tokens': '10000' } });
+  deps(MeteringService).admit.mockResolvedValue(meter);
+  deps(ConcurrencyLimiter).acquire.mockResolvedValue(releaseSlot);
+  return { sut, deps, meter, settle, releaseSlot };
+}
+
+describe(CompletionAdmission.name, () => {
+  it('should count, hold and take a slot for a valid request, and hand back what the relay needs', async () => {
+    const { sut, deps, meter, releaseSlot } = await setup();
+    const { reply, headers } = fakeReply();
+
+    const admitted = await sut.admit(principal, body, 'req_1', reply);
+
+    expect(admitted).toMatchObject({ chat: { model, maxTokens: 10, n: 1 }, body, limits, meter });
+    const scope = { accountId: 'acct', modelId: 'm', user: 'u1' };
+    expect(deps(RequestRateLimiter).admit).toHaveBeenCalledWith(scope, limits, expect.any(Function));
+    const [, , estimate] = deps(TokenRateLimiter).admit.mock.calls[0];
+    const [metered] = deps(MeteringService).admit.mock.calls[0];
+    expect(metered).toMatchObject({ requestId: 'req_1', accountId: 'acct', keyId: 'key', model });
+    // The hold covers the prompt and the output cap; the tokens per minute count the same.
+    expect(metered.held.completionTokens).toBe(10);
+    expect(estimate).toBe(metered.held.promptTokens + 10);
+    expect(headers).toEqual({ 'x-ratelimit-limit-tokens': '10000' });
+
+    expect(releaseSlot).not.toHaveBeenCalled();
+    admitted.release();
+    expect(releaseSlot).toHaveBeenCalledTimes(1);
+  });
+
+  it('should refuse an invalid body before counting or holding anything', async () => {
+    const { sut, deps } = await setup();
+
+    const unknownModel = { ...body, model: 'unknown' };
+    await expect(sut.admit(principal, unknownModel, 'req_1', fakeReply().reply)).rejects.toMatchObject({
+      status: 400,
+      param: 'model',
+    });
+
+    expect(deps(RequestRateLimiter).admit).not.toHaveBeenCalled();
+    expect(deps(MeteringService).admit).not.toHaveBeenCalled();
+    expect(deps(ConcurrencyLimiter).acquire).not.toHaveBeenCalled();
+  });
+
+  it('should give the tokens and the hold back when the requests per minute refuse, answering that refusal', async () => {
+    const { sut, deps, meter, settle } = await setup();
+    deps(RequestRateLimiter).admit.mockRejectedValue(tooMany());
+
+    await expect(sut.admit(principal, body, 'req_1', fakeReply().reply)).rejects.toMatchObject({ message: 'too many' });
+
+    expect(settle).toHaveBeenCalledWith(0);
+    expect(meter.release).toHaveBeenCalled();
+    expect(deps(ConcurrencyLimiter).acquire).not.toHaveBeenCalled();
+  });
+
+  it('should give the tokens back when the balance cannot cover the hold', async () => {
+    const { sut, deps, settle } = await setup();
+    deps(MeteringService).admit.mockRejectedValue(new ApiError(ErrorKind.InsufficientBalance, 'no money'));
+
+    await expect(sut.admit(principal, body, 'req_1', fakeReply().reply)).rejects.toMatchObject({ status: 403 });
+
+    expect(settle).toHaveBeenCalledWith(0);
+    expect(deps(ConcurrencyLimiter).acquire).not.toHaveBeenCalled();
+  });
+
+  it('should give the hold and the tokens back when no slot comes', async () => {
+    const { sut, deps, meter, settle } = await setup();
+    deps(ConcurrencyLimiter).acquire.mockRejectedValue(new ApiError(ErrorKind.Overloaded, 'busy'));
+
+    await expect(sut.admit(principal, body, 'req_1', fakeReply().reply)).rejects.toMatchObject({ status: 503 });
+
+    expect(meter.release).toHaveBeenCalled();
+    expect(settle).toHaveBeenCalledWith(0);
+  });
+
+  it('should abort the admission signal when the client hangs up while it waits for a slot', async () => {
+    const { sut, deps } = await setup();
+    const { reply, raw } = fakeReply();
+    deps(ConcurrencyLimiter).acquire.mockImplementation(
+      (_account, signal: AbortSignal) =>
+        new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error))),
+    );
+
+    const admission = sut.admit(principal, body, 'req_1', reply);
+    await new Promise(setImmediate);
+    raw.emit('close');
+
+    await expect(admission).rejects.toMatchObject({ status: clientClosed().status });
+  });
+
+  it('should keep the tokens counted when usage was recorded before the relay failed', async () => {
+    const { sut, meter, settle } = await setup();
+    meter.release.mockResolvedValue(false);
+    const admitted = await sut.admit(principal, body, 'req_1', fakeReply().reply);
+
+    await admitted.giveBack();
+
+    expect(settle).not.toHaveBeenCalled();
+  });
+});
