@@ -3,7 +3,7 @@ import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import Redis from 'ioredis';
 import { Logger } from 'pino';
 import { AllExceptionsFilter } from 'src/common/filters/all-exceptions.filter';
-import { AuthGuard } from 'src/common/guards/auth.guard';
+import { AuthGuard } from 'src/modules/auth/auth.guard';
 import { createValidationPipe } from 'src/common/pipes/validation.pipe';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { AppConfig } from 'src/config/app-config';

@@ -7,7 +7,7 @@ import { Logger } from 'pino';
 import { ApiModule } from 'src/api.module';
 import { ApiError } from 'src/common/errors/api-error';
 import { SMALL_BODY_LIMIT_BYTES } from 'src/common/http/body-limits';
-import { registerEdgeHooks } from 'src/common/http/edge-hooks';
+import { registerEdgeHooks } from 'src/edge-hooks';
 import { PinoNestLogger } from 'src/common/logging/logger';
 import { AppConfig } from 'src/config/app-config';
 import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';

@@ -5,21 +5,17 @@ import { AuthenticatedRequest } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { errorLogFields } from 'src/common/filters/error-log-fields';
 import { LOGGER } from 'src/common/logging/logger';
-import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
 
 /** The one place errors become HTTP answers, all in SPEC 2.4's shape. */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
-  constructor(
-    private readonly apiKeys: ApiKeyAuthenticator,
-    @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
+  constructor(@Inject(LOGGER) private readonly logger: Logger) {}
 
   async catch(exception: unknown, host: ArgumentsHost): Promise<void> {
     const http = host.switchToHttp();
     const reply = http.getResponse<FastifyReply>();
     const request = http.getRequest<AuthenticatedRequest>();
-    let error = toApiError(exception);
+    const error = toApiError(exception);
     if (error.kind === ErrorKind.Internal) {
       const path = request.url.split('?')[0];
       this.logger.error(
@@ -32,14 +28,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
       reply.raw.end();
       return;
     }
-    // Errors raised before routing (unparsable body, wrong content type, unknown path) skip the guard;
-    // on /v1 the key is still checked first, so a bad key is a 401 whatever the body looks like.
-    if (!request.principal && request.url.startsWith('/v1/') && error.status < 500) {
-      error = await this.apiKeys.authenticate(request.headers.authorization).then(
-        () => error,
-        (authError: unknown) => (authError instanceof ApiError ? authError : error),
-      );
-    }
+    // No key check here: on /v1 the key was checked before the body was read (edge-hooks.ts), so a
+    // bad key was answered 401 before any parsing error could arise.
     await reply.code(error.status).headers(error.headers).send(error.toBody());
   }
 }

@@ -1,4 +1,4 @@
-import { bigintTransformer } from 'src/database/bigint.transformer';
+import { bigintTransformer } from 'src/common/database/bigint.transformer';
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 
 @Entity('accounts')

@@ -1,4 +1,4 @@
-import { bigintTransformer } from 'src/database/bigint.transformer';
+import { bigintTransformer } from 'src/common/database/bigint.transformer';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /** Daily totals per account, model and key, kept by settlement so usage views never scan raw records. */

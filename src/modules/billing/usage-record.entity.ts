@@ -1,4 +1,4 @@
-import { bigintTransformer } from 'src/database/bigint.transformer';
+import { bigintTransformer } from 'src/common/database/bigint.transformer';
 import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 export const USAGE_STATUSES = ['completed', 'client_aborted', 'upstream_broken'] as const;

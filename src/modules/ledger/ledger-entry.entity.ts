@@ -1,5 +1,4 @@
-import { AccountEntity } from 'src/modules/accounts/account.entity';
-import { bigintTransformer } from 'src/database/bigint.transformer';
+import { bigintTransformer } from 'src/common/database/bigint.transformer';
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 
 export const LEDGER_KINDS = ['topup', 'usage', 'referral_credit', 'adjustment'] as const;
@@ -27,9 +26,11 @@ export class LedgerEntryEntity {
   @Column({ name: 'account_id', type: 'uuid' })
   accountId: string;
 
-  @ManyToOne(() => AccountEntity, { onDelete: 'RESTRICT' })
+  // The foreign key only, named rather than imported: accounts post through the ledger, so the
+  // ledger knows them by name (the entity is never loaded with its account).
+  @ManyToOne('AccountEntity', { onDelete: 'RESTRICT' })
   @JoinColumn({ name: 'account_id', foreignKeyConstraintName: 'ledger_entries_account_id_fkey' })
-  account?: AccountEntity;
+  account?: unknown;
 
   @Column({ type: 'text' })
   kind: LedgerKind;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DayRange } from 'src/common/http/date-range.dto';
-import { bigintTransformer } from 'src/database/bigint.transformer';
+import { bigintTransformer } from 'src/common/database/bigint.transformer';
 import { BalanceSnapshot } from 'src/modules/ledger/balance-gate.service';
 import { LedgerEntryEntity, LedgerKind } from 'src/modules/ledger/ledger-entry.entity';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';

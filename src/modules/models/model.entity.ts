@@ -1,4 +1,4 @@
-import { bigintTransformer } from 'src/database/bigint.transformer';
+import { bigintTransformer } from 'src/common/database/bigint.transformer';
 import { ModelRouteEntity } from 'src/modules/models/model-route.entity';
 import { Column, CreateDateColumn, Entity, OneToMany, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 
