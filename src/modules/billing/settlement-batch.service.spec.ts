@@ -1,25 +1,11 @@
-import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { SettlementBatchService } from 'src/modules/billing/settlement-batch.service';
 import { SettlementRepository } from 'src/modules/billing/settlement.repository';
 import { LedgerRepository } from 'src/modules/ledger/ledger.repository';
+import { settlePayload } from 'test/support/settle-payload';
 import { newTestService } from 'test/support/test-service';
 import { EntityManager } from 'typeorm';
 
-const payload = (requestId: string, accountId: string): SettleCompletionPayload => ({
-  requestId,
-  accountId,
-  keyId: 'key',
-  modelId: 'model',
-  channelId: 'channel',
-  inputPrice: '0',
-  outputPrice: '100000000',
-  promptTokens: 0,
-  completionTokens: 1,
-  usageSource: 'upstream',
-  status: 'completed',
-  upstreamLatencyMs: 1,
-  createdAt: '2026-01-01T00:00:00.000Z',
-});
+const payload = (requestId: string, accountId: string) => settlePayload(accountId, { requestId });
 
 describe(SettlementBatchService.name, () => {
   const manager = {} as EntityManager;

@@ -1,28 +1,12 @@
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { settlementCharges } from 'src/modules/billing/settlement-charges';
+import { settlePayload } from 'test/support/settle-payload';
 
 const SHARE = 10;
 
-let requests = 0;
 /** A usage whose cost is exactly `nanos` (one completion token at `nanos` million per million). */
-function usage(accountId: string, nanos: bigint, overrides: Partial<SettleCompletionPayload> = {}) {
-  return {
-    requestId: `req_${++requests}`,
-    accountId,
-    keyId: 'key',
-    modelId: 'model',
-    channelId: 'channel',
-    inputPrice: '0',
-    outputPrice: (nanos * 1_000_000n).toString(),
-    promptTokens: 0,
-    completionTokens: 1,
-    usageSource: 'upstream',
-    status: 'completed',
-    upstreamLatencyMs: 1,
-    createdAt: '2026-01-01T00:00:00.000Z',
-    ...overrides,
-  } satisfies SettleCompletionPayload;
-}
+const usage = (accountId: string, nanos: bigint, overrides: Partial<SettleCompletionPayload> = {}) =>
+  settlePayload(accountId, { outputPrice: (nanos * 1_000_000n).toString(), ...overrides });
 
 const balances = (entries: Record<string, bigint>) => new Map(Object.entries(entries));
 const noReferrers = new Map<string, string | null>();

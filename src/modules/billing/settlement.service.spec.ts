@@ -3,6 +3,7 @@ import { SettlementBatchService, SettlementResult } from 'src/modules/billing/se
 import { SettlementService } from 'src/modules/billing/settlement.service';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
 import { BalanceGateService, BalanceSnapshot } from 'src/modules/ledger/balance-gate.service';
+import { settlePayload } from 'test/support/settle-payload';
 import { newTestService, TestService } from 'test/support/test-service';
 
 const LEASE_MS = 60_000;
@@ -11,25 +12,7 @@ const unavailable = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.
 const lockTimeout = () => Object.assign(new Error('canceling statement due to lock timeout'), { code: '55P03' });
 const badValue = () => Object.assign(new Error('invalid input syntax for type uuid'), { code: '22P02' });
 
-let requests = 0;
-function payload(accountId: string, overrides: Partial<SettleCompletionPayload> = {}): SettleCompletionPayload {
-  return {
-    requestId: `req_${++requests}`,
-    accountId,
-    keyId: 'key',
-    modelId: 'model',
-    channelId: 'channel',
-    inputPrice: '1000',
-    outputPrice: '2000',
-    promptTokens: 10,
-    completionTokens: 20,
-    usageSource: 'upstream',
-    status: 'completed',
-    upstreamLatencyMs: 5,
-    createdAt: '2026-01-01T00:00:00.000Z',
-    ...overrides,
-  };
-}
+const payload = (accountId: string) => settlePayload(accountId);
 
 const ids = (payloads: SettleCompletionPayload[]) => payloads.map((p) => p.requestId);
 
