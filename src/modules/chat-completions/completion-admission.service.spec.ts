@@ -142,6 +142,7 @@ describe(CompletionAdmission.name, () => {
     const admitted = await sut.admit(principal, body, 'req_1', fakeReply().reply);
 
     await admitted.giveBack();
+    admitted.release();
 
     expect(settle).not.toHaveBeenCalled();
   });
