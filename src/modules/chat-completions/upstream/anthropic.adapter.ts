@@ -1,30 +1,8 @@
 import { TokenUsage } from 'src/modules/billing/metering.types';
 import { ApiError } from 'src/common/errors/api-error';
 import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
-import {
-  isRecord,
-  ProviderAdapter,
-  StreamTranslator,
-  UpstreamErrorDetails,
-  UpstreamRequest,
-  wireUsage,
-} from 'src/modules/chat-completions/upstream/provider-adapter';
-import { eventData } from 'src/modules/chat-completions/upstream/sse-event-splitter';
-import {
-  chunkEvent,
-  dataUri,
-  functionTools,
-  Json,
-  partsOf,
-  stopSequences,
-  stringField,
-  textOf,
-  toolCallsOf,
-  providerErrorDetails,
-  TranslatingStreamTranslator,
-  unixNow,
-  WireMessage,
-} from 'src/modules/chat-completions/upstream/translation';
+import { isRecord, UpstreamRequest } from 'src/modules/chat-completions/upstream/provider-adapter';
+import * as wire from 'src/modules/chat-completions/upstream/translation';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 
 const API_VERSION = '2023-06-01';
@@ -37,17 +15,17 @@ const FINISH_REASONS: Record<string, string> = {
 };
 
 /** Anthropic's Messages API behind our wire format: requests and answers are translated both ways. */
-export class AnthropicAdapter implements ProviderAdapter {
-  buildRequest(route: CatalogRoute, body: Json, chat: ChatRequest): UpstreamRequest {
+export class AnthropicAdapter extends wire.TranslatingAdapter {
+  buildRequest(route: CatalogRoute, body: wire.Json, chat: ChatRequest): UpstreamRequest {
     if (chat.n > 1) {
       throw ApiError.invalid(`n > 1 is not supported by the model '${chat.model.id}'.`, 'n');
     }
-    const messages = (body.messages as WireMessage[]).filter((m) => m.role !== 'system' && m.role !== 'developer');
-    const system = (body.messages as WireMessage[])
+    const messages = (body.messages as wire.Message[]).filter((m) => m.role !== 'system' && m.role !== 'developer');
+    const system = (body.messages as wire.Message[])
       .filter((m) => m.role === 'system' || m.role === 'developer')
-      .map((m) => textOf(m.content))
+      .map((m) => wire.textOf(m.content))
       .join('\n\n');
-    const request: Json = {
+    const request: wire.Json = {
       model: route.upstreamModel,
       max_tokens: chat.maxTokens ?? chat.model.maxOutputTokens,
       messages: mergeTurns(messages.map((message, i) => toAnthropicMessage(message, `messages[${i}]`))),
@@ -63,14 +41,14 @@ export class AnthropicAdapter implements ProviderAdapter {
     if (typeof body.top_p === 'number') {
       request.top_p = body.top_p;
     }
-    const stop = stopSequences(body.stop);
+    const stop = wire.stopSequences(body.stop);
     if (stop) {
       request.stop_sequences = stop;
     }
     if (typeof body.user === 'string') {
       request.metadata = { user_id: body.user };
     }
-    const tools = functionTools(body.tools);
+    const tools = wire.functionTools(body.tools);
     if (tools.length > 0 && body.tool_choice !== 'none') {
       request.tools = tools.map((tool) => ({
         name: tool.name,
@@ -90,12 +68,12 @@ export class AnthropicAdapter implements ProviderAdapter {
     };
   }
 
-  toCompletion(upstream: unknown, modelId: string): Json | null {
+  toCompletion(upstream: unknown, modelId: string): wire.Json | null {
     if (!isRecord(upstream) || upstream.type !== 'message' || !Array.isArray(upstream.content)) {
       return null;
     }
     let text = '';
-    const toolCalls: Json[] = [];
+    const toolCalls: wire.Json[] = [];
     for (const block of upstream.content as unknown[]) {
       if (isRecord(block) && block.type === 'text' && typeof block.text === 'string') {
         text += block.text;
@@ -104,57 +82,46 @@ export class AnthropicAdapter implements ProviderAdapter {
         toolCalls.push({ id: block.id, type: 'function', function: fn });
       }
     }
-    const message: Json = { role: 'assistant', content: text === '' && toolCalls.length ? null : text };
+    const message: wire.Json = { role: 'assistant', content: text === '' && toolCalls.length ? null : text };
     if (toolCalls.length) {
       message.tool_calls = toolCalls;
     }
     const usage = usageOf(upstream.usage);
-    return {
-      id: `chatcmpl-${String(upstream.id)}`,
-      object: 'chat.completion',
-      created: unixNow(),
-      model: modelId,
-      system_fingerprint: 'fp_anthropic',
-      choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(upstream.stop_reason) }],
-      ...(usage ? { usage: wireUsage(usage) } : {}),
-    };
+    const choice = { index: 0, message, logprobs: null, finish_reason: finishReason(upstream.stop_reason) };
+    return wire.completion(`chatcmpl-${String(upstream.id)}`, modelId, 'fp_anthropic', [choice], usage);
   }
 
-  streamTranslator(_route: CatalogRoute, chat: ChatRequest): StreamTranslator {
+  streamTranslator(_route: CatalogRoute, chat: ChatRequest): wire.TranslatingStreamTranslator {
     return new AnthropicStreamTranslator(chat.model.id, chat.includeUsage);
-  }
-
-  errorDetails(upstream: unknown): UpstreamErrorDetails | null {
-    return providerErrorDetails(upstream);
   }
 }
 
-function toAnthropicMessage(message: WireMessage, at: string): { role: 'user' | 'assistant'; content: Json[] } {
+function toAnthropicMessage(message: wire.Message, at: string): { role: 'user' | 'assistant'; content: wire.Json[] } {
   if (message.role === 'tool' || message.role === 'function') {
     const result = {
       type: 'tool_result',
-      tool_use_id: stringField(message.tool_call_id) || stringField(message.name),
-      content: textOf(message.content),
+      tool_use_id: wire.stringField(message.tool_call_id) || wire.stringField(message.name),
+      content: wire.textOf(message.content),
     };
     return { role: 'user', content: [result] };
   }
-  const content: Json[] = partsOf(message.content).map((part) => {
+  const content: wire.Json[] = wire.partsOf(message.content).map((part) => {
     if (part.kind === 'text') {
       return { type: 'text', text: part.text };
     }
-    const inline = dataUri(part.url);
+    const inline = wire.dataUri(part.url);
     return inline
       ? { type: 'image', source: { type: 'base64', media_type: inline.mediaType, data: inline.data } }
       : { type: 'image', source: { type: 'url', url: part.url } };
   });
-  for (const call of toolCallsOf(message, at)) {
+  for (const call of wire.toolCallsOf(message, at)) {
     content.push({ type: 'tool_use', id: call.id, name: call.name, input: call.arguments });
   }
   return { role: message.role === 'assistant' ? 'assistant' : 'user', content };
 }
 
 /** Anthropic wants strictly alternating turns: consecutive messages of one role become one. */
-function mergeTurns(messages: { role: 'user' | 'assistant'; content: Json[] }[]) {
+function mergeTurns(messages: { role: 'user' | 'assistant'; content: wire.Json[] }[]) {
   const merged: typeof messages = [];
   for (const message of messages) {
     const last = merged.at(-1);
@@ -167,7 +134,7 @@ function mergeTurns(messages: { role: 'user' | 'assistant'; content: Json[] }[])
   return merged;
 }
 
-function toolChoice(choice: unknown): Json {
+function toolChoice(choice: unknown): wire.Json {
   if (choice === 'required') {
     return { type: 'any' };
   }
@@ -191,18 +158,13 @@ function usageOf(usage: unknown): TokenUsage | null {
 }
 
 /** Anthropic's event stream (message_start, content_block_*, message_delta, message_stop) as our chunks. */
-class AnthropicStreamTranslator extends TranslatingStreamTranslator {
+class AnthropicStreamTranslator extends wire.TranslatingStreamTranslator {
   private promptTokens: number | null = null;
   /** Anthropic reports output tokens in message_delta; until then usage is unknown (an aborted stream is counted). */
   private completionTokens: number | null = null;
   private readonly toolIndexByBlock = new Map<number, number>();
 
-  translate(event: string): string[] {
-    const data = eventData(event);
-    const payload: unknown = data ? JSON.parse(data) : null;
-    if (!isRecord(payload)) {
-      return [];
-    }
+  protected translatePayload(payload: wire.Json): string[] {
     switch (payload.type) {
       case 'message_start':
         return this.start(payload.message);
@@ -214,7 +176,7 @@ class AnthropicStreamTranslator extends TranslatingStreamTranslator {
         return this.finish(payload);
       case 'message_stop':
         this.done = true;
-        return this.clientWantsUsage && this.usage() ? [chunkEvent(this.base, null, wireUsage(this.usage()!))] : [];
+        return this.usageChunks(this.usage());
       case 'error':
         throw new Error(`upstream stream error: ${JSON.stringify(payload.error)}`);
       default:
@@ -228,10 +190,10 @@ class AnthropicStreamTranslator extends TranslatingStreamTranslator {
       const usage = isRecord(message.usage) ? usageOf({ output_tokens: 0, ...message.usage }) : null;
       this.promptTokens = usage?.promptTokens ?? null;
     }
-    return [chunkEvent(this.base, { delta: { role: 'assistant', content: '' }, finish_reason: null })];
+    return [this.chunk({ delta: { role: 'assistant', content: '' }, finish_reason: null })];
   }
 
-  private blockStart(payload: Json): string[] {
+  private blockStart(payload: wire.Json): string[] {
     const block = isRecord(payload.content_block) ? payload.content_block : {};
     if (block.type !== 'tool_use') {
       return [];
@@ -239,14 +201,14 @@ class AnthropicStreamTranslator extends TranslatingStreamTranslator {
     const toolIndex = this.toolIndexByBlock.size;
     this.toolIndexByBlock.set(Number(payload.index), toolIndex);
     const call = { index: toolIndex, id: block.id, type: 'function', function: { name: block.name, arguments: '' } };
-    return [chunkEvent(this.base, { delta: { tool_calls: [call] }, finish_reason: null })];
+    return [this.chunk({ delta: { tool_calls: [call] }, finish_reason: null })];
   }
 
-  private blockDelta(payload: Json): string[] {
+  private blockDelta(payload: wire.Json): string[] {
     const delta = isRecord(payload.delta) ? payload.delta : {};
     if (delta.type === 'text_delta' && typeof delta.text === 'string') {
       this.delivered.add(delta.text);
-      return [chunkEvent(this.base, { delta: { content: delta.text }, finish_reason: null })];
+      return [this.chunk({ delta: { content: delta.text }, finish_reason: null })];
     }
     if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
       this.delivered.add(delta.partial_json);
@@ -254,17 +216,17 @@ class AnthropicStreamTranslator extends TranslatingStreamTranslator {
         index: this.toolIndexByBlock.get(Number(payload.index)) ?? 0,
         function: { arguments: delta.partial_json },
       };
-      return [chunkEvent(this.base, { delta: { tool_calls: [call] }, finish_reason: null })];
+      return [this.chunk({ delta: { tool_calls: [call] }, finish_reason: null })];
     }
     return [];
   }
 
-  private finish(payload: Json): string[] {
+  private finish(payload: wire.Json): string[] {
     if (isRecord(payload.usage) && typeof payload.usage.output_tokens === 'number') {
       this.completionTokens = payload.usage.output_tokens;
     }
     const reason = isRecord(payload.delta) ? payload.delta.stop_reason : undefined;
-    return [chunkEvent(this.base, { delta: {}, finish_reason: finishReason(reason) })];
+    return [this.chunk({ delta: {}, finish_reason: finishReason(reason) })];
   }
 
   usage(): TokenUsage | null {

@@ -1,40 +1,18 @@
 import { TokenUsage } from 'src/modules/billing/metering.types';
 import { ApiError } from 'src/common/errors/api-error';
 import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
-import {
-  isRecord,
-  ProviderAdapter,
-  StreamTranslator,
-  UpstreamErrorDetails,
-  UpstreamRequest,
-  wireUsage,
-} from 'src/modules/chat-completions/upstream/provider-adapter';
-import { eventData } from 'src/modules/chat-completions/upstream/sse-event-splitter';
-import {
-  chunkEvent,
-  dataUri,
-  functionTools,
-  Json,
-  partsOf,
-  stopSequences,
-  stringField,
-  textOf,
-  toolCallsOf,
-  providerErrorDetails,
-  TranslatingStreamTranslator,
-  unixNow,
-  WireMessage,
-} from 'src/modules/chat-completions/upstream/translation';
+import { isRecord, UpstreamRequest } from 'src/modules/chat-completions/upstream/provider-adapter';
+import * as wire from 'src/modules/chat-completions/upstream/translation';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 
 const CONTENT_FILTERED = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY']);
 
 /** Google's Gemini generateContent API behind our wire format. */
-export class GeminiAdapter implements ProviderAdapter {
-  buildRequest(route: CatalogRoute, body: Json, chat: ChatRequest): UpstreamRequest {
-    const all = body.messages as WireMessage[];
-    const system = all.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => textOf(m.content));
-    const request: Json = {
+export class GeminiAdapter extends wire.TranslatingAdapter {
+  buildRequest(route: CatalogRoute, body: wire.Json, chat: ChatRequest): UpstreamRequest {
+    const all = body.messages as wire.Message[];
+    const system = all.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => wire.textOf(m.content));
+    const request: wire.Json = {
       contents: all
         .filter((m) => m.role !== 'system' && m.role !== 'developer')
         .map((message, i) => toGeminiContent(message, `messages[${i}]`, all)),
@@ -43,7 +21,7 @@ export class GeminiAdapter implements ProviderAdapter {
     if (system.length > 0) {
       request.systemInstruction = { parts: [{ text: system.join('\n\n') }] };
     }
-    const tools = functionTools(body.tools);
+    const tools = wire.functionTools(body.tools);
     if (tools.length > 0 && body.tool_choice !== 'none') {
       request.tools = [{ functionDeclarations: tools }];
     }
@@ -55,13 +33,13 @@ export class GeminiAdapter implements ProviderAdapter {
     };
   }
 
-  toCompletion(upstream: unknown, modelId: string): Json | null {
+  toCompletion(upstream: unknown, modelId: string): wire.Json | null {
     if (!isRecord(upstream) || !Array.isArray(upstream.candidates)) {
       return null;
     }
     const choices = (upstream.candidates as unknown[]).map((candidate, i) => {
       const { text, toolCalls } = contentOf(candidate);
-      const message: Json = { role: 'assistant', content: text === '' && toolCalls.length ? null : text };
+      const message: wire.Json = { role: 'assistant', content: text === '' && toolCalls.length ? null : text };
       if (toolCalls.length) {
         message.tool_calls = toolCalls;
       }
@@ -69,28 +47,17 @@ export class GeminiAdapter implements ProviderAdapter {
       return { index, message, logprobs: null, finish_reason: finishReason(candidate, toolCalls.length > 0) };
     });
     const usage = usageOf(upstream.usageMetadata);
-    return {
-      id: `chatcmpl-${typeof upstream.responseId === 'string' ? upstream.responseId : unixNow()}`,
-      object: 'chat.completion',
-      created: unixNow(),
-      model: modelId,
-      system_fingerprint: 'fp_gemini',
-      choices,
-      ...(usage ? { usage: wireUsage(usage) } : {}),
-    };
+    const id = `chatcmpl-${typeof upstream.responseId === 'string' ? upstream.responseId : wire.unixNow()}`;
+    return wire.completion(id, modelId, 'fp_gemini', choices, usage);
   }
 
-  streamTranslator(_route: CatalogRoute, chat: ChatRequest): StreamTranslator {
+  streamTranslator(_route: CatalogRoute, chat: ChatRequest): wire.TranslatingStreamTranslator {
     return new GeminiStreamTranslator(chat.model.id, chat.includeUsage);
-  }
-
-  errorDetails(upstream: unknown): UpstreamErrorDetails | null {
-    return providerErrorDetails(upstream);
   }
 }
 
-function generationConfig(body: Json, chat: ChatRequest): Json {
-  const config: Json = { candidateCount: chat.n };
+function generationConfig(body: wire.Json, chat: ChatRequest): wire.Json {
+  const config: wire.Json = { candidateCount: chat.n };
   if (chat.maxTokens !== null) {
     config.maxOutputTokens = chat.maxTokens;
   }
@@ -106,28 +73,31 @@ function generationConfig(body: Json, chat: ChatRequest): Json {
       config[theirs] = body[ours];
     }
   }
-  const stop = stopSequences(body.stop);
+  const stop = wire.stopSequences(body.stop);
   if (stop) {
     config.stopSequences = stop;
   }
   return config;
 }
 
-function toGeminiContent(message: WireMessage, at: string, all: WireMessage[]): Json {
+function toGeminiContent(message: wire.Message, at: string, all: wire.Message[]): wire.Json {
   if (message.role === 'tool' || message.role === 'function') {
-    const name = toolNameFor(stringField(message.tool_call_id), all) ?? (stringField(message.name) || 'tool');
-    return { role: 'user', parts: [{ functionResponse: { name, response: { content: textOf(message.content) } } }] };
+    const name = toolNameFor(wire.stringField(message.tool_call_id), all) ?? (wire.stringField(message.name) || 'tool');
+    return {
+      role: 'user',
+      parts: [{ functionResponse: { name, response: { content: wire.textOf(message.content) } } }],
+    };
   }
-  const parts: Json[] = partsOf(message.content).map((part) => {
+  const parts: wire.Json[] = wire.partsOf(message.content).map((part) => {
     if (part.kind === 'text') {
       return { text: part.text };
     }
-    const inline = dataUri(part.url);
+    const inline = wire.dataUri(part.url);
     return inline
       ? { inline_data: { mime_type: inline.mediaType, data: inline.data } }
       : { file_data: { file_uri: part.url, mime_type: mimeTypeOf(part.url) } };
   });
-  for (const call of toolCallsOf(message, at)) {
+  for (const call of wire.toolCallsOf(message, at)) {
     parts.push({ functionCall: { name: call.name, args: call.arguments } });
   }
   if (parts.length === 0) {
@@ -137,7 +107,7 @@ function toGeminiContent(message: WireMessage, at: string, all: WireMessage[]): 
 }
 
 /** Gemini answers a function by its name; our tool messages name the call id, so look the call up. */
-function toolNameFor(callId: string, all: WireMessage[]): string | null {
+function toolNameFor(callId: string, all: wire.Message[]): string | null {
   for (const message of all) {
     const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as unknown[]) : [];
     for (const call of calls) {
@@ -155,13 +125,13 @@ function mimeTypeOf(url: string): string {
   return (extension && known[extension]) ?? 'image/jpeg';
 }
 
-function contentOf(candidate: unknown): { text: string; toolCalls: Json[] } {
+function contentOf(candidate: unknown): { text: string; toolCalls: wire.Json[] } {
   const parts =
     isRecord(candidate) && isRecord(candidate.content) && Array.isArray(candidate.content.parts)
       ? candidate.content.parts
       : [];
   let text = '';
-  const toolCalls: Json[] = [];
+  const toolCalls: wire.Json[] = [];
   for (const part of parts as unknown[]) {
     if (isRecord(part) && typeof part.text === 'string' && part.thought !== true) {
       text += part.text;
@@ -199,16 +169,11 @@ function usageOf(metadata: unknown): TokenUsage | null {
 }
 
 /** Gemini's SSE stream (whole candidate snapshots, no [DONE]) as our chunks. */
-class GeminiStreamTranslator extends TranslatingStreamTranslator {
+class GeminiStreamTranslator extends wire.TranslatingStreamTranslator {
   private started = false;
   private reported: TokenUsage | null = null;
 
-  translate(event: string): string[] {
-    const data = eventData(event);
-    const payload: unknown = data ? JSON.parse(data) : null;
-    if (!isRecord(payload)) {
-      return [];
-    }
+  protected translatePayload(payload: wire.Json): string[] {
     if (isRecord(payload.error)) {
       throw new Error(`upstream stream error: ${JSON.stringify(payload.error)}`);
     }
@@ -218,27 +183,25 @@ class GeminiStreamTranslator extends TranslatingStreamTranslator {
       if (typeof payload.responseId === 'string') {
         this.base.id = `chatcmpl-${payload.responseId}`;
       }
-      events.push(chunkEvent(this.base, { delta: { role: 'assistant', content: '' }, finish_reason: null }));
+      events.push(this.chunk({ delta: { role: 'assistant', content: '' }, finish_reason: null }));
     }
     const candidate = Array.isArray(payload.candidates) ? (payload.candidates as unknown[])[0] : undefined;
     const { text, toolCalls } = contentOf(candidate);
     if (text !== '') {
       this.delivered.add(text);
-      events.push(chunkEvent(this.base, { delta: { content: text }, finish_reason: null }));
+      events.push(this.chunk({ delta: { content: text }, finish_reason: null }));
     }
     if (toolCalls.length) {
       const calls = toolCalls.map((call, index) => ({ index, ...call }));
       this.delivered.add(JSON.stringify(calls));
-      events.push(chunkEvent(this.base, { delta: { tool_calls: calls }, finish_reason: null }));
+      events.push(this.chunk({ delta: { tool_calls: calls }, finish_reason: null }));
     }
     this.reported = usageOf(payload.usageMetadata) ?? this.reported;
     const finish = finishReason(candidate, toolCalls.length > 0);
     if (finish) {
       this.done = true;
-      events.push(chunkEvent(this.base, { delta: {}, finish_reason: finish }));
-      if (this.clientWantsUsage && this.reported) {
-        events.push(chunkEvent(this.base, null, wireUsage(this.reported)));
-      }
+      events.push(this.chunk({ delta: {}, finish_reason: finish }));
+      events.push(...this.usageChunks(this.reported));
     }
     return events;
   }

@@ -1,19 +1,28 @@
 import { TokenUsage } from 'src/modules/billing/metering.types';
 import { ApiError } from 'src/common/errors/api-error';
+import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
 import {
   isRecord,
+  ProviderAdapter,
   StreamTranslator,
   UpstreamErrorDetails,
+  UpstreamRequest,
   wireUsage,
 } from 'src/modules/chat-completions/upstream/provider-adapter';
 import { DeliveredTokens } from 'src/modules/chat-completions/upstream/delivered-tokens';
+import { eventData } from 'src/modules/chat-completions/upstream/sse-event-splitter';
 import { saysAccountCannotServe } from 'src/modules/chat-completions/upstream/upstream-error-text';
+import { CatalogRoute } from 'src/modules/models/catalog.service';
 
-/** Shared pieces for translating our wire format to other providers' APIs. */
+/**
+ * The toolkit of adapters that translate our wire format to other providers' APIs and back: what they
+ * read from our requests, the answers they write in our format, and the base classes they extend.
+ * Adapters take it as one namespace (`import * as wire`), so each names only what is its own.
+ */
 
 export type Json = Record<string, unknown>;
 
-export interface WireMessage {
+export interface Message {
   role: string;
   content: unknown;
   tool_calls?: unknown;
@@ -21,19 +30,19 @@ export interface WireMessage {
   name?: unknown;
 }
 
-export type WirePart = { kind: 'text'; text: string } | { kind: 'image'; url: string };
+export type Part = { kind: 'text'; text: string } | { kind: 'image'; url: string };
 
 const DATA_URI = /^data:([\w.+-]+\/[\w.+-]+);base64,(.*)$/s;
 
 /** A message's content as text and image parts (a plain string is one text part). */
-export function partsOf(content: unknown): WirePart[] {
+export function partsOf(content: unknown): Part[] {
   if (typeof content === 'string') {
     return content === '' ? [] : [{ kind: 'text', text: content }];
   }
   if (!Array.isArray(content)) {
     return [];
   }
-  return content.flatMap((part): WirePart[] => {
+  return content.flatMap((part): Part[] => {
     if (!isRecord(part)) {
       return [];
     }
@@ -59,14 +68,14 @@ export function dataUri(url: string): { mediaType: string; data: string } | null
   return match ? { mediaType: match[1], data: match[2] } : null;
 }
 
-export interface WireToolCall {
+export interface ToolCall {
   id: string;
   name: string;
   arguments: Json;
 }
 
 /** An assistant message's tool calls, with their JSON arguments parsed (providers take objects). */
-export function toolCallsOf(message: WireMessage, at: string): WireToolCall[] {
+export function toolCallsOf(message: Message, at: string): ToolCall[] {
   if (!Array.isArray(message.tool_calls)) {
     return [];
   }
@@ -110,11 +119,7 @@ export function stopSequences(stop: unknown): string[] | undefined {
 }
 
 /** A chat.completion.chunk event in our wire format. */
-export function chunkEvent(
-  base: { id: string; created: number; model: string },
-  choice: Json | null,
-  usage?: Json,
-): string {
+function chunkEvent(base: { id: string; created: number; model: string }, choice: Json | null, usage?: Json): string {
   const chunk: Json = { id: base.id, object: 'chat.completion.chunk', created: base.created, model: base.model };
   chunk.choices = choice ? [{ index: 0, logprobs: null, ...choice }] : [];
   if (usage) {
@@ -125,6 +130,25 @@ export function chunkEvent(
 
 export const unixNow = () => Math.floor(Date.now() / 1000);
 
+/** A `chat.completion` object in our wire format, from a provider's translated choices and usage. */
+export function completion(
+  id: string,
+  modelId: string,
+  fingerprint: string,
+  choices: Json[],
+  usage: TokenUsage | null,
+): Json {
+  return {
+    id,
+    object: 'chat.completion',
+    created: unixNow(),
+    model: modelId,
+    system_fingerprint: fingerprint,
+    choices,
+    ...(usage ? { usage: wireUsage(usage) } : {}),
+  };
+}
+
 /** A string field of a message, or '' (ids and names come from clients and may be anything). */
 export const stringField = (value: unknown): string => (typeof value === 'string' ? value : '');
 
@@ -133,7 +157,7 @@ export const stringField = (value: unknown): string => (typeof value === 'string
  * kind in `type` (authentication_error, permission_error, billing_error; a low credit balance is an
  * invalid_request_error that says so); Google in `status` and in ErrorInfo `reason`s (API_KEY_INVALID…).
  */
-export function providerErrorDetails(upstream: unknown): UpstreamErrorDetails | null {
+function providerErrorDetails(upstream: unknown): UpstreamErrorDetails | null {
   const error = isRecord(upstream) && isRecord(upstream.error) ? upstream.error : null;
   if (!error || typeof error.message !== 'string') {
     return null;
@@ -161,7 +185,21 @@ const CHANNEL_ACCOUNT_ERRORS = new Set([
   'USER_LOCATION_INVALID',
 ]);
 
-/** What translating stream translators share: our chunk identity, the end flag and the delivered tokens. */
+/** What translating adapters share: Anthropic and Google shape their error bodies alike. */
+export abstract class TranslatingAdapter implements ProviderAdapter {
+  abstract buildRequest(route: CatalogRoute, body: Json, chat: ChatRequest): UpstreamRequest;
+  abstract toCompletion(upstream: unknown, modelId: string): Json | null;
+  abstract streamTranslator(route: CatalogRoute, chat: ChatRequest): StreamTranslator;
+
+  errorDetails(upstream: unknown): UpstreamErrorDetails | null {
+    return providerErrorDetails(upstream);
+  }
+}
+
+/**
+ * What translating stream translators share: reading each event's JSON object, our chunk identity,
+ * the end flag and the delivered tokens.
+ */
 export abstract class TranslatingStreamTranslator implements StreamTranslator {
   protected readonly base = { id: `chatcmpl-${unixNow()}`, created: unixNow(), model: '' };
   protected done = false;
@@ -174,8 +212,15 @@ export abstract class TranslatingStreamTranslator implements StreamTranslator {
     this.base.model = modelId;
   }
 
-  abstract translate(event: string): string[];
+  /** The wire events for one upstream event's JSON object. */
+  protected abstract translatePayload(payload: Json): string[];
   abstract usage(): TokenUsage | null;
+
+  translate(event: string): string[] {
+    const data = eventData(event);
+    const payload: unknown = data ? JSON.parse(data) : null;
+    return isRecord(payload) ? this.translatePayload(payload) : [];
+  }
 
   finished(): boolean {
     return this.done;
@@ -187,5 +232,15 @@ export abstract class TranslatingStreamTranslator implements StreamTranslator {
 
   usageEvent(usage: TokenUsage): string {
     return chunkEvent(this.base, null, wireUsage(usage));
+  }
+
+  /** A chunk of this stream with one choice. */
+  protected chunk(choice: Json): string {
+    return chunkEvent(this.base, choice);
+  }
+
+  /** The usage chunk the client asked for, once the upstream has reported usage. */
+  protected usageChunks(usage: TokenUsage | null): string[] {
+    return this.clientWantsUsage && usage ? [this.usageEvent(usage)] : [];
   }
 }
