@@ -1,35 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
-import { expectError, ISO_DATE_TIME, openDb, register, Registered, UUID } from 'test/e2e/e2e-helpers';
-import { HttpResult, TestGateway } from 'test/support/gateway';
+import { expectError, ISO_DATE_TIME, register, Registered, useGatewayWorld, UUID } from 'test/e2e/e2e-helpers';
+import { HttpResult } from 'test/support/gateway';
 
 describe('admin API: accounts and balance adjustments', () => {
-  let gateway: TestGateway;
-  let db: Client;
-
-  beforeAll(async () => {
-    gateway = await TestGateway.start();
-    db = await openDb();
-  });
-  afterAll(async () => {
-    await db.end();
-    await gateway.close();
-  });
+  const world = useGatewayWorld();
 
   const adjust = (accountId: string, body: unknown, idempotencyKey?: string): Promise<HttpResult> =>
-    gateway.call('POST', `/admin/accounts/${accountId}/adjustments`, {
-      token: gateway.adminToken,
+    world.gateway.call('POST', `/admin/accounts/${accountId}/adjustments`, {
+      token: world.gateway.adminToken,
       body,
       headers: idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey },
     });
   const consoleBalance = async (owner: Registered): Promise<string> => {
-    const response = await gateway.call('GET', '/console/account', { token: owner.token });
+    const response = await world.gateway.call('GET', '/console/account', { token: owner.token });
     expect(response.status).toBe(200);
     return response.body.balance;
   };
   /** The stored balance and the sum of the account's ledger, both as exact integer strings of nano-dollars. */
   const storedBalance = async (accountId: string): Promise<{ balance: string; ledgerSum: string; entries: number }> => {
-    const { rows } = await db.query<{ balance: string; ledger_sum: string; entries: string }>(
+    const { rows } = await world.db.query<{ balance: string; ledger_sum: string; entries: string }>(
       `SELECT a.balance::text AS balance,
               COALESCE((SELECT SUM(amount) FROM ledger_entries WHERE account_id = a.id), 0)::text AS ledger_sum,
               (SELECT COUNT(*) FROM ledger_entries WHERE account_id = a.id)::text AS entries
@@ -42,7 +31,7 @@ describe('admin API: accounts and balance adjustments', () => {
 
   describe('adjustments', () => {
     it('should credit and debit exact decimal amounts through the ledger', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const id = owner.account.id;
 
       const tiny = await adjust(id, { amount: '0.000000001', reason: 'smallest unit' });
@@ -75,7 +64,7 @@ describe('admin API: accounts and balance adjustments', () => {
     });
 
     it('should keep amounts exact where floating point would not (0.1 + 0.2)', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       expect((await adjust(owner.account.id, { amount: '0.1', reason: 'a' })).status).toBe(201);
       const second = await adjust(owner.account.id, { amount: '0.2', reason: 'b' });
       expect(second.body.balance).toBe('0.3');
@@ -83,7 +72,7 @@ describe('admin API: accounts and balance adjustments', () => {
     });
 
     it('should debit the whole balance down to exactly zero', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       expect((await adjust(owner.account.id, { amount: '7.25', reason: 'credit' })).status).toBe(201);
       const debit = await adjust(owner.account.id, { amount: '-7.25', reason: 'close out' });
       expect(debit.status).toBe(201);
@@ -92,7 +81,7 @@ describe('admin API: accounts and balance adjustments', () => {
     });
 
     it('should answer 400 to a debit larger than the balance and leave the balance unchanged', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       expect((await adjust(owner.account.id, { amount: '10.000000001', reason: 'credit' })).status).toBe(201);
 
       const response = await adjust(owner.account.id, { amount: '-10.000000002', reason: 'too much' });
@@ -107,7 +96,7 @@ describe('admin API: accounts and balance adjustments', () => {
     });
 
     it('should answer 400 to any debit of an empty account', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       expectError(await adjust(owner.account.id, { amount: '-0.000000001', reason: 'nothing there' }), 400, {
         param: 'amount',
       });
@@ -133,7 +122,7 @@ describe('admin API: accounts and balance adjustments', () => {
       ['null', null],
       ['a boolean', true],
     ])('should answer 400 naming amount for %s, and change nothing', async (_case, amount) => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       expect((await adjust(owner.account.id, { amount: '1', reason: 'start' })).status).toBe(201);
 
       expectError(await adjust(owner.account.id, { amount, reason: 'bad amount' }), 400, { param: 'amount' });
@@ -143,7 +132,7 @@ describe('admin API: accounts and balance adjustments', () => {
     });
 
     it('should answer 400 naming amount when it is missing', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       expectError(await adjust(owner.account.id, { reason: 'no amount' }), 400, { param: 'amount' });
     });
 
@@ -153,13 +142,13 @@ describe('admin API: accounts and balance adjustments', () => {
       ['a non-string reason', { amount: '1', reason: 5 }, 'reason'],
       ['an unknown extra field', { amount: '1', reason: 'x', currency: 'USD' }, 'currency'],
     ])('should answer 400 naming the field for %s', async (_case, body, param) => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       expectError(await adjust(owner.account.id, body), 400, { param });
       expect(await consoleBalance(owner)).toBe('0');
     });
 
     it('should store a huge credit exactly or refuse it with 400, never answer 500', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const response = await adjust(owner.account.id, { amount: '999999999999.999999999', reason: 'huge' });
       if (response.status === 201) {
         expect(response.body.balance).toBe('999999999999.999999999');
@@ -171,7 +160,7 @@ describe('admin API: accounts and balance adjustments', () => {
     });
 
     it('should refuse with 400, never 500, credits that would push the balance past what can be stored', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const statuses: number[] = [];
       for (let i = 0; i < 12; i++) {
         const response = await adjust(owner.account.id, { amount: '999999999', reason: 'repeated large credit' });
@@ -190,7 +179,7 @@ describe('admin API: accounts and balance adjustments', () => {
     it('should answer 404 for an unknown account', async () => {
       const missing = randomUUID();
       expectError(await adjust(missing, { amount: '5', reason: 'nobody' }), 404);
-      const { rows } = await db.query('SELECT 1 FROM ledger_entries WHERE account_id = $1', [missing]);
+      const { rows } = await world.db.query('SELECT 1 FROM ledger_entries WHERE account_id = $1', [missing]);
       expect(rows).toHaveLength(0);
     });
 
@@ -202,7 +191,7 @@ describe('admin API: accounts and balance adjustments', () => {
     );
 
     it('should apply a replayed Idempotency-Key once and answer with the same entry', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const key = `retry-${randomUUID()}`;
 
       const first = await adjust(owner.account.id, { amount: '3.5', reason: 'refund' }, key);
@@ -227,7 +216,7 @@ describe('admin API: accounts and balance adjustments', () => {
     });
 
     it('should apply concurrent retries with one Idempotency-Key exactly once', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const key = `burst-${randomUUID()}`;
       const responses = await Promise.all(
         Array.from({ length: 10 }, () => adjust(owner.account.id, { amount: '2', reason: 'burst' }, key)),
@@ -239,8 +228,8 @@ describe('admin API: accounts and balance adjustments', () => {
     });
 
     it("should not answer 201 for one account with another account's entry when an Idempotency-Key is reused", async () => {
-      const first = await register(gateway);
-      const second = await register(gateway);
+      const first = await register(world.gateway);
+      const second = await register(world.gateway);
       const key = `shared-${randomUUID()}`;
       const applied = await adjust(first.account.id, { amount: '1', reason: 'first account' }, key);
       expect(applied.status).toBe(201);
@@ -260,7 +249,7 @@ describe('admin API: accounts and balance adjustments', () => {
     });
 
     it('should refuse an Idempotency-Key reused for a different amount, and apply nothing more', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const key = `changed-${randomUUID()}`;
       expect((await adjust(owner.account.id, { amount: '2', reason: 'first' }, key)).status).toBe(201);
 
@@ -271,7 +260,7 @@ describe('admin API: accounts and balance adjustments', () => {
     });
 
     it('should answer 400 naming Idempotency-Key when the key is unusable', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       expectError(await adjust(owner.account.id, { amount: '1', reason: 'x' }, 'x'.repeat(201)), 400, {
         param: 'Idempotency-Key',
       });
@@ -279,7 +268,7 @@ describe('admin API: accounts and balance adjustments', () => {
     });
 
     it('should let exactly as many concurrent debits succeed as the balance covers, never going negative', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       expect((await adjust(owner.account.id, { amount: '5', reason: 'credit' })).status).toBe(201);
 
       const responses = await Promise.all(
@@ -302,13 +291,13 @@ describe('admin API: accounts and balance adjustments', () => {
     });
 
     it('should keep balance equal to the sum of the ledger through mixed concurrent credits and debits', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const amounts = ['1.5', '-0.5', '2.25', '-1', '0.000000001', '-0.25', '3', '-2'];
       await Promise.all(amounts.map((amount) => adjust(owner.account.id, { amount, reason: 'mixed' })));
       const stored = await storedBalance(owner.account.id);
       expect(stored.balance).toBe(stored.ledgerSum);
       expect(BigInt(stored.balance)).toBeGreaterThanOrEqual(0n);
-      const { rows } = await db.query<{ bad: string }>(
+      const { rows } = await world.db.query<{ bad: string }>(
         `SELECT COUNT(*)::text AS bad FROM ledger_entries WHERE account_id = $1 AND balance_after < 0`,
         [owner.account.id],
       );
@@ -319,10 +308,10 @@ describe('admin API: accounts and balance adjustments', () => {
   describe('search', () => {
     it('should find an account by an e-mail fragment, case-insensitively', async () => {
       const tag = randomUUID().slice(0, 13);
-      const owner = await register(gateway, `Search-${tag}@Example.com`);
+      const owner = await register(world.gateway, `Search-${tag}@Example.com`);
 
       for (const fragment of [tag, tag.toUpperCase(), `search-${tag}@example`, `SEARCH-${tag}@EXAMPLE.COM`]) {
-        const response = await gateway.admin('GET', `/admin/accounts?email=${encodeURIComponent(fragment)}`);
+        const response = await world.gateway.admin('GET', `/admin/accounts?email=${encodeURIComponent(fragment)}`);
         expect(response.status).toBe(200);
         expect(response.body).toEqual({ data: [owner.account] });
       }
@@ -330,51 +319,56 @@ describe('admin API: accounts and balance adjustments', () => {
 
     it('should show the current balance in search results', async () => {
       const tag = randomUUID();
-      const owner = await register(gateway, `balance-${tag}@example.com`);
+      const owner = await register(world.gateway, `balance-${tag}@example.com`);
       expect((await adjust(owner.account.id, { amount: '4.2', reason: 'credit' })).status).toBe(201);
-      const response = await gateway.admin('GET', `/admin/accounts?email=${tag}`);
+      const response = await world.gateway.admin('GET', `/admin/accounts?email=${tag}`);
       expect(response.body).toEqual({ data: [{ ...owner.account, balance: '4.2' }] });
     });
 
     it('should find every account that matches', async () => {
       const tag = randomUUID().slice(0, 13);
-      const first = await register(gateway, `one-${tag}@example.com`);
-      const second = await register(gateway, `two-${tag}@example.com`);
-      const response = await gateway.admin('GET', `/admin/accounts?email=${tag}`);
+      const first = await register(world.gateway, `one-${tag}@example.com`);
+      const second = await register(world.gateway, `two-${tag}@example.com`);
+      const response = await world.gateway.admin('GET', `/admin/accounts?email=${tag}`);
       expect(response.status).toBe(200);
       expect(response.body.data).toHaveLength(2);
       expect(response.body.data).toEqual(expect.arrayContaining([first.account, second.account]));
     });
 
     it('should answer an empty list when nothing matches', async () => {
-      const response = await gateway.admin('GET', `/admin/accounts?email=nobody-${randomUUID()}`);
+      const response = await world.gateway.admin('GET', `/admin/accounts?email=nobody-${randomUUID()}`);
       expect(response.status).toBe(200);
       expect(response.body).toEqual({ data: [] });
     });
 
     it('should treat % and _ in the fragment as plain characters', async () => {
       const tag = randomUUID().slice(0, 13);
-      const underscore = await register(gateway, `a_b-${tag}@example.com`);
-      await register(gateway, `axb-${tag}@example.com`);
+      const underscore = await register(world.gateway, `a_b-${tag}@example.com`);
+      await register(world.gateway, `axb-${tag}@example.com`);
 
-      const byUnderscore = await gateway.admin('GET', `/admin/accounts?email=${encodeURIComponent(`a_b-${tag}`)}`);
+      const byUnderscore = await world.gateway.admin(
+        'GET',
+        `/admin/accounts?email=${encodeURIComponent(`a_b-${tag}`)}`,
+      );
       expect(byUnderscore.body).toEqual({ data: [underscore.account] });
 
-      const byPercent = await gateway.admin('GET', `/admin/accounts?email=${encodeURIComponent(`a%b-${tag}`)}`);
+      const byPercent = await world.gateway.admin('GET', `/admin/accounts?email=${encodeURIComponent(`a%b-${tag}`)}`);
       expect(byPercent.body).toEqual({ data: [] });
     });
 
     it('should never include password hashes in search results', async () => {
       const tag = randomUUID();
-      await register(gateway, `hash-${tag}@example.com`);
-      const response = await gateway.admin('GET', `/admin/accounts?email=${tag}`);
+      await register(world.gateway, `hash-${tag}@example.com`);
+      const response = await world.gateway.admin('GET', `/admin/accounts?email=${tag}`);
       expect(response.body.data).toHaveLength(1);
       expect(response.text).not.toMatch(/scrypt|password/i);
     });
 
     it('should answer 400 naming the parameter for an over-long fragment or an unknown parameter', async () => {
-      expectError(await gateway.admin('GET', `/admin/accounts?email=${'a'.repeat(321)}`), 400, { param: 'email' });
-      expectError(await gateway.admin('GET', '/admin/accounts?mail=x'), 400, { param: 'mail' });
+      expectError(await world.gateway.admin('GET', `/admin/accounts?email=${'a'.repeat(321)}`), 400, {
+        param: 'email',
+      });
+      expectError(await world.gateway.admin('GET', '/admin/accounts?mail=x'), 400, { param: 'mail' });
     });
   });
 });

@@ -1,37 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
-import { eventually, openDb } from 'test/e2e/e2e-helpers';
-import { Customer, TestGateway } from 'test/support/gateway';
+import { eventually, useGatewayWorld } from 'test/e2e/e2e-helpers';
+import { Customer } from 'test/support/gateway';
 
 const unique = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
 
 /** A channel whose sealed key no longer decrypts (damaged row, or sealed under another SECRETS_KEY). */
 describe('catalog: a channel key that cannot be decrypted', () => {
-  let gateway: TestGateway;
-  let db: Client;
+  const world = useGatewayWorld();
   let customer: Customer;
 
   beforeAll(async () => {
-    gateway = await TestGateway.start();
-    db = await openDb();
-    customer = await gateway.newCustomer();
-  });
-  afterAll(async () => {
-    await db.end();
-    await gateway.close();
+    customer = await world.gateway.newCustomer();
   });
 
   const putChannel = (id: string) =>
-    gateway.admin('PUT', `/admin/channels/${id}`, {
+    world.gateway.admin('PUT', `/admin/channels/${id}`, {
       type: 'openai',
-      baseUrl: `${gateway.mock.url}/v1`,
+      baseUrl: `${world.gateway.mock.url}/v1`,
       apiKey: `upstream-secret-${randomUUID()}`,
       priority: 0,
       weight: 1,
       enabled: true,
     });
   const putModel = (id: string, channelIds: string[]) =>
-    gateway.admin('PUT', `/admin/models/${id}`, {
+    world.gateway.admin('PUT', `/admin/models/${id}`, {
       inputPrice: '2.5',
       outputPrice: '10',
       maxOutputTokens: 1000,
@@ -42,13 +34,14 @@ describe('catalog: a channel key that cannot be decrypted', () => {
       routes: channelIds.map((channelId) => ({ channelId, upstreamModel: 'mock-gpt' })),
     });
   const servedModels = async (): Promise<string[]> => {
-    const response = await gateway.call('GET', '/v1/models', { token: customer.key });
+    const response = await world.gateway.call('GET', '/v1/models', { token: customer.key });
     expect(response.status).toBe(200);
     return response.body.data.map((model: { id: string }) => model.id).sort();
   };
-  const chat = (model: string) => gateway.chat(customer.key, { model, messages: [{ role: 'user', content: 'Hi' }] });
+  const chat = (model: string) =>
+    world.gateway.chat(customer.key, { model, messages: [{ role: 'user', content: 'Hi' }] });
   const unreadableGauge = async () => {
-    const text = (await gateway.call('GET', '/metrics')).text;
+    const text = (await world.gateway.call('GET', '/metrics')).text;
     return Number(/^gateway_catalog_unreadable_channels (\S+)$/m.exec(text)?.[1] ?? 'NaN');
   };
 
@@ -67,7 +60,7 @@ describe('catalog: a channel key that cannot be decrypted', () => {
     );
 
     // The authentication tag no longer matches: decryption fails.
-    await db.query(
+    await world.db.query(
       `UPDATE channels SET api_key_sealed = 'v1.AAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAA==.AAAA' WHERE id = $1`,
       [broken],
     );

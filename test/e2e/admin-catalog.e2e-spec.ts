@@ -1,29 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
-import { eventually, expectError, ISO_DATE_TIME, openDb, register } from 'test/e2e/e2e-helpers';
+import { eventually, expectError, ISO_DATE_TIME, register, useGatewayWorld } from 'test/e2e/e2e-helpers';
 import { Customer, HttpResult, TestGateway } from 'test/support/gateway';
 
 const unique = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
 
 describe('admin API: authentication, channels and models', () => {
-  let gateway: TestGateway;
-  let db: Client;
+  const world = useGatewayWorld();
   let customer: Customer;
 
   beforeAll(async () => {
-    gateway = await TestGateway.start();
-    db = await openDb();
-    customer = await gateway.newCustomer({ balance: '10' });
-  });
-  afterAll(async () => {
-    await db.end();
-    await gateway.close();
+    customer = await world.gateway.newCustomer({ balance: '10' });
   });
 
-  const putChannel = (id: string, body: unknown) => gateway.admin('PUT', `/admin/channels/${id}`, body);
-  const putModel = (id: string, body: unknown) => gateway.admin('PUT', `/admin/models/${encodeURIComponent(id)}`, body);
+  const putChannel = (id: string, body: unknown) => world.gateway.admin('PUT', `/admin/channels/${id}`, body);
+  const putModel = (id: string, body: unknown) =>
+    world.gateway.admin('PUT', `/admin/models/${encodeURIComponent(id)}`, body);
   const publicModelIds = async (): Promise<string[]> => {
-    const response = await gateway.call('GET', '/v1/models', { token: customer.key });
+    const response = await world.gateway.call('GET', '/v1/models', { token: customer.key });
     expect(response.status).toBe(200);
     return response.body.data.map((model: { id: string }) => model.id);
   };
@@ -32,7 +25,7 @@ describe('admin API: authentication, channels and models', () => {
 
   const channelBody = (overrides: Record<string, unknown> = {}) => ({
     type: 'openai',
-    baseUrl: `${gateway.mock.url}/v1`,
+    baseUrl: `${world.gateway.mock.url}/v1`,
     apiKey: `upstream-secret-${randomUUID()}`,
     priority: 0,
     weight: 1,
@@ -70,51 +63,51 @@ describe('admin API: authentication, channels and models', () => {
     it.each(adminRoutes)(
       'should answer 401 invalid_admin_token to %s %s without Authorization',
       async (method, path, body) => {
-        expectError(await gateway.call(method, path, { body }), 401, { code: 'invalid_admin_token' });
+        expectError(await world.gateway.call(method, path, { body }), 401, { code: 'invalid_admin_token' });
       },
     );
 
     it.each(adminRoutes)(
       'should answer 401 invalid_admin_token to %s %s with a wrong token',
       async (method, path, body) => {
-        const response = await gateway.call(method, path, { body, token: `${gateway.adminToken}x` });
+        const response = await world.gateway.call(method, path, { body, token: `${world.gateway.adminToken}x` });
         expectError(response, 401, { code: 'invalid_admin_token' });
       },
     );
 
     it.each([
-      ['the Basic scheme', () => `Basic ${Buffer.from(`admin:${gateway.adminToken}`).toString('base64')}`],
-      ['the token without a scheme', () => gateway.adminToken],
-      ['a lower-case scheme', () => `bearer ${gateway.adminToken}`],
-      ['a doubled space', () => `Bearer  ${gateway.adminToken}`],
-      ['an extra character', () => `Bearer ${gateway.adminToken}x`],
+      ['the Basic scheme', () => `Basic ${Buffer.from(`admin:${world.gateway.adminToken}`).toString('base64')}`],
+      ['the token without a scheme', () => world.gateway.adminToken],
+      ['a lower-case scheme', () => `bearer ${world.gateway.adminToken}`],
+      ['a doubled space', () => `Bearer  ${world.gateway.adminToken}`],
+      ['an extra character', () => `Bearer ${world.gateway.adminToken}x`],
       ['an empty bearer', () => 'Bearer '],
-      ['a token prefix', () => `Bearer ${gateway.adminToken.slice(0, -1)}`],
+      ['a token prefix', () => `Bearer ${world.gateway.adminToken.slice(0, -1)}`],
     ])('should answer 401 invalid_admin_token with %s', async (_case, header) => {
-      const response = await gateway.raw('GET', '/admin/channels', { authorization: header() });
+      const response = await world.gateway.raw('GET', '/admin/channels', { authorization: header() });
       expectError(response, 401, { code: 'invalid_admin_token' });
     });
 
     it('should refuse console sessions and API keys on /admin', async () => {
-      expectError(await gateway.call('GET', '/admin/models', { token: customer.token }), 401, {
+      expectError(await world.gateway.call('GET', '/admin/models', { token: customer.token }), 401, {
         code: 'invalid_admin_token',
       });
-      expectError(await gateway.call('GET', '/admin/models', { token: customer.key }), 401, {
+      expectError(await world.gateway.call('GET', '/admin/models', { token: customer.key }), 401, {
         code: 'invalid_admin_token',
       });
     });
 
     it('should not create anything on an unauthenticated write', async () => {
       const id = unique('ch-unauth');
-      expectError(await gateway.call('PUT', `/admin/channels/${id}`, { body: channelBody() }), 401, {
+      expectError(await world.gateway.call('PUT', `/admin/channels/${id}`, { body: channelBody() }), 401, {
         code: 'invalid_admin_token',
       });
-      const { rows } = await db.query('SELECT 1 FROM channels WHERE id = $1', [id]);
+      const { rows } = await world.db.query('SELECT 1 FROM channels WHERE id = $1', [id]);
       expect(rows).toHaveLength(0);
     });
 
     it('should let the admin token through', async () => {
-      expect((await gateway.admin('GET', '/admin/channels')).status).toBe(200);
+      expect((await world.gateway.admin('GET', '/admin/channels')).status).toBe(200);
     });
 
     describe('with ADMIN_TOKEN unset', () => {
@@ -160,7 +153,7 @@ describe('admin API: authentication, channels and models', () => {
       expect(response.body).toMatchObject({
         id,
         type: 'openai',
-        baseUrl: `${gateway.mock.url}/v1`,
+        baseUrl: `${world.gateway.mock.url}/v1`,
         priority: 5,
         weight: 3,
         enabled: true,
@@ -178,7 +171,7 @@ describe('admin API: authentication, channels and models', () => {
       const secret = `upstream-secret-${randomUUID()}`;
       expect((await putChannel(id, channelBody({ apiKey: secret }))).status).toBe(200);
 
-      const response = await gateway.admin('GET', '/admin/channels');
+      const response = await world.gateway.admin('GET', '/admin/channels');
       expect(response.status).toBe(200);
       expect(response.body.data).toEqual(
         expect.arrayContaining([expect.objectContaining({ id, type: 'openai', enabled: true })]),
@@ -195,7 +188,7 @@ describe('admin API: authentication, channels and models', () => {
       const secret = `upstream-secret-${randomUUID()}`;
       expect((await putChannel(id, channelBody({ apiKey: secret }))).status).toBe(200);
 
-      const { rows } = await db.query<{ api_key_sealed: string; row: string }>(
+      const { rows } = await world.db.query<{ api_key_sealed: string; row: string }>(
         'SELECT api_key_sealed, row_to_json(c)::text AS row FROM channels c WHERE id = $1',
         [id],
       );
@@ -236,7 +229,7 @@ describe('admin API: authentication, channels and models', () => {
       expect(second.text).not.toContain(newSecret);
       expect(second.body.createdAt).toBe(first.body.createdAt);
 
-      const listed = await gateway.admin('GET', '/admin/channels');
+      const listed = await world.gateway.admin('GET', '/admin/channels');
       const matching = listed.body.data.filter((channel: { id: string }) => channel.id === id);
       expect(matching).toEqual([expect.objectContaining({ id, type: 'anthropic', priority: 7, enabled: false })]);
     });
@@ -262,10 +255,13 @@ describe('admin API: authentication, channels and models', () => {
       expect((await putChannel(channelId, channelBody({ apiKey: newSecret }))).status).toBe(200);
 
       const sawNewKey = () =>
-        gateway.mock.requests.some((request) => request.headers.authorization === `Bearer ${newSecret}`);
+        world.gateway.mock.requests.some((request) => request.headers.authorization === `Bearer ${newSecret}`);
       await eventually(
         async () => {
-          const response = await gateway.chat(customer.key, { model, messages: [{ role: 'user', content: 'hi' }] });
+          const response = await world.gateway.chat(customer.key, {
+            model,
+            messages: [{ role: 'user', content: 'hi' }],
+          });
           expect(response.status).toBe(200);
           return sawNewKey();
         },
@@ -294,7 +290,7 @@ describe('admin API: authentication, channels and models', () => {
     ])('should answer 400 naming the field for %s, and store nothing', async (_case, overrides, param) => {
       const id = unique('ch-bad');
       expectError(await putChannel(id, channelBody(overrides)), 400, { param });
-      const { rows } = await db.query('SELECT 1 FROM channels WHERE id = $1', [id]);
+      const { rows } = await world.db.query('SELECT 1 FROM channels WHERE id = $1', [id]);
       expect(rows).toHaveLength(0);
     });
 
@@ -355,7 +351,7 @@ describe('admin API: authentication, channels and models', () => {
       expect(response.status).toBe(200);
       expect(response.body).toMatchObject({ inputPrice, outputPrice });
 
-      const listed = await gateway.admin('GET', '/admin/models');
+      const listed = await world.gateway.admin('GET', '/admin/models');
       expect(listed.body.data).toEqual(
         expect.arrayContaining([expect.objectContaining({ id, inputPrice, outputPrice })]),
       );
@@ -377,7 +373,7 @@ describe('admin API: authentication, channels and models', () => {
       const id = unique('model-badprice');
       expectError(await putModel(id, modelBody(channelId, { inputPrice: price })), 400, { param: 'inputPrice' });
       expectError(await putModel(id, modelBody(channelId, { outputPrice: price })), 400, { param: 'outputPrice' });
-      const listed = await gateway.admin('GET', '/admin/models');
+      const listed = await world.gateway.admin('GET', '/admin/models');
       expect(listed.body.data.map((model: { id: string }) => model.id)).not.toContain(id);
     });
 
@@ -400,7 +396,7 @@ describe('admin API: authentication, channels and models', () => {
       );
       expectError(second, 400, { param: 'routes[1].channelId' });
 
-      const { rows } = await db.query('SELECT 1 FROM models WHERE id = $1', [id]);
+      const { rows } = await world.db.query('SELECT 1 FROM models WHERE id = $1', [id]);
       expect(rows).toHaveLength(0);
     });
 
@@ -436,7 +432,7 @@ describe('admin API: authentication, channels and models', () => {
       const created = await putModel(id, modelBody(channelId));
       expect(created.status).toBe(200);
 
-      const response = await gateway.admin('GET', '/admin/models');
+      const response = await world.gateway.admin('GET', '/admin/models');
       expect(response.status).toBe(200);
       const matching = response.body.data.filter((model: { id: string }) => model.id === id);
       expect(matching).toEqual([created.body]);
@@ -459,7 +455,7 @@ describe('admin API: authentication, channels and models', () => {
       );
       expect(replaced.status).toBe(200);
 
-      const listed = await gateway.admin('GET', '/admin/models');
+      const listed = await world.gateway.admin('GET', '/admin/models');
       const matching = listed.body.data.filter((model: { id: string }) => model.id === id);
       expect(matching).toEqual([
         expect.objectContaining({
@@ -488,15 +484,22 @@ describe('admin API: authentication, channels and models', () => {
 
     it('should accept model ids with a slash, URL-encoded, and serve them', async () => {
       const id = `meta-llama/llama-3-${randomUUID().slice(0, 8)}`;
-      const response = await gateway.admin('PUT', `/admin/models/${id.replace('/', '%2F')}`, modelBody(channelId));
+      const response = await world.gateway.admin(
+        'PUT',
+        `/admin/models/${id.replace('/', '%2F')}`,
+        modelBody(channelId),
+      );
       expect(response.status).toBe(200);
       expect(response.body.id).toBe(id);
 
-      const listed = await gateway.admin('GET', '/admin/models');
+      const listed = await world.gateway.admin('GET', '/admin/models');
       expect(listed.body.data.map((model: { id: string }) => model.id)).toContain(id);
       expect(await publicModelsWhen((ids) => ids.includes(id))).toContain(id);
 
-      const completion = await gateway.chat(customer.key, { model: id, messages: [{ role: 'user', content: 'hi' }] });
+      const completion = await world.gateway.chat(customer.key, {
+        model: id,
+        messages: [{ role: 'user', content: 'hi' }],
+      });
       expect(completion.status).toBe(200);
       expect(completion.body.model).toBe(id);
     });
@@ -514,7 +517,7 @@ describe('admin API: authentication, channels and models', () => {
     it.each([['-leading-dash'], ['bad%20id'], ['%2Fleading-slash']])(
       'should answer 400 naming modelId for the path id %p',
       async (badId) => {
-        expectError(await gateway.admin('PUT', `/admin/models/${badId}`, modelBody(channelId)), 400, {
+        expectError(await world.gateway.admin('PUT', `/admin/models/${badId}`, modelBody(channelId)), 400, {
           param: 'modelId',
         });
       },
@@ -522,18 +525,22 @@ describe('admin API: authentication, channels and models', () => {
 
     it('should accept a model id of 128 characters, the documented maximum', async () => {
       const id = `vendor/model-${randomUUID()}-`.padEnd(128, 'x');
-      const response = await gateway.admin('PUT', `/admin/models/${encodeURIComponent(id)}`, modelBody(channelId));
+      const response = await world.gateway.admin(
+        'PUT',
+        `/admin/models/${encodeURIComponent(id)}`,
+        modelBody(channelId),
+      );
       expect({ status: response.status, body: response.body }).toMatchObject({ status: 200, body: { id } });
     });
 
     it('should answer 400 naming modelId, in the error shape, for a path id of 129 characters', async () => {
-      expectError(await gateway.admin('PUT', `/admin/models/${'x'.repeat(129)}`, modelBody(channelId)), 400, {
+      expectError(await world.gateway.admin('PUT', `/admin/models/${'x'.repeat(129)}`, modelBody(channelId)), 400, {
         param: 'modelId',
       });
     });
 
     it('should answer 400 in the error shape to a path with broken percent-encoding', async () => {
-      expectError(await gateway.admin('PUT', '/admin/models/bad%ZZ', modelBody(channelId)), 400);
+      expectError(await world.gateway.admin('PUT', '/admin/models/bad%ZZ', modelBody(channelId)), 400);
     });
 
     describe('visibility in GET /v1/models', () => {
@@ -547,7 +554,7 @@ describe('admin API: authentication, channels and models', () => {
         expect((await putModel(id, modelBody(channelId))).status).toBe(200);
         expect(await waitFor(id, true)).toContain(id);
 
-        const response = await gateway.call('GET', '/v1/models', { token: customer.key });
+        const response = await world.gateway.call('GET', '/v1/models', { token: customer.key });
         expect(response.body.data).toEqual(
           expect.arrayContaining([{ id, object: 'model', created: expect.any(Number), owned_by: expect.any(String) }]),
         );
@@ -586,12 +593,15 @@ describe('admin API: authentication, channels and models', () => {
 
         expect((await putChannel(ownChannel, { ...body, enabled: false })).status).toBe(200);
         expect(await waitFor(id, false)).not.toContain(id);
-        const completion = await gateway.chat(customer.key, { model: id, messages: [{ role: 'user', content: 'hi' }] });
+        const completion = await world.gateway.chat(customer.key, {
+          model: id,
+          messages: [{ role: 'user', content: 'hi' }],
+        });
         expect(completion.status).toBe(400);
         expect(completion.body.error).toMatchObject({ param: 'model' });
 
         // The admin catalog still has it.
-        const listed = await gateway.admin('GET', '/admin/models');
+        const listed = await world.gateway.admin('GET', '/admin/models');
         expect(listed.body.data.map((model: { id: string }) => model.id)).toContain(id);
 
         expect((await putChannel(ownChannel, { ...body, enabled: true })).status).toBe(200);
@@ -611,7 +621,10 @@ describe('admin API: authentication, channels and models', () => {
         expect((await putModel(id, modelBody(off, { routes }))).status).toBe(200);
         expect(await waitFor(id, true)).toContain(id);
 
-        const completion = await gateway.chat(customer.key, { model: id, messages: [{ role: 'user', content: 'hi' }] });
+        const completion = await world.gateway.chat(customer.key, {
+          model: id,
+          messages: [{ role: 'user', content: 'hi' }],
+        });
         expect(completion.status).toBe(200);
       });
     });
@@ -619,9 +632,9 @@ describe('admin API: authentication, channels and models', () => {
 
   it('should answer every admin error in the error shape, never as HTML or plain text', async () => {
     const responses: HttpResult[] = [
-      await gateway.admin('PUT', '/admin/channels/ok-id', 'not json'),
-      await gateway.call('PUT', '/admin/channels/ok-id', {
-        token: gateway.adminToken,
+      await world.gateway.admin('PUT', '/admin/channels/ok-id', 'not json'),
+      await world.gateway.call('PUT', '/admin/channels/ok-id', {
+        token: world.gateway.adminToken,
         body: '{"type":',
       }),
     ];

@@ -1,24 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
-import { expectError, ISO_DATE_TIME, openDb, PASSWORD, register, uniqueEmail, UUID } from 'test/e2e/e2e-helpers';
-import { TestGateway } from 'test/support/gateway';
+import {
+  expectError,
+  ISO_DATE_TIME,
+  PASSWORD,
+  register,
+  uniqueEmail,
+  useGatewayWorld,
+  UUID,
+} from 'test/e2e/e2e-helpers';
 
 describe('console auth', () => {
-  let gateway: TestGateway;
-  let db: Client;
+  const world = useGatewayWorld();
 
-  beforeAll(async () => {
-    gateway = await TestGateway.start();
-    db = await openDb();
-  });
-  afterAll(async () => {
-    await db.end();
-    await gateway.close();
-  });
-
-  const registerRaw = (body: unknown) => gateway.call('POST', '/console/auth/register', { body });
+  const registerRaw = (body: unknown) => world.gateway.call('POST', '/console/auth/register', { body });
   const login = (email: string, password: string) =>
-    gateway.call('POST', '/console/auth/login', { body: { email, password } });
+    world.gateway.call('POST', '/console/auth/login', { body: { email, password } });
 
   describe('registration', () => {
     it('should create an account with a zero balance and answer 201 with a session', async () => {
@@ -44,8 +40,8 @@ describe('console auth', () => {
     });
 
     it('should give every account its own referral code', async () => {
-      const first = await register(gateway);
-      const second = await register(gateway);
+      const first = await register(world.gateway);
+      const second = await register(world.gateway);
       expect(first.account.referralCode).not.toBe(second.account.referralCode);
       expect(first.account.id).not.toBe(second.account.id);
     });
@@ -62,7 +58,9 @@ describe('console auth', () => {
       const third = await registerRaw({ email: `${local.toUpperCase()}@X.COM`, password: PASSWORD });
       expectError(third, 409, { param: 'email' });
 
-      const { rows } = await db.query('SELECT id FROM accounts WHERE lower(email) = lower($1)', [`${local}@x.com`]);
+      const { rows } = await world.db.query('SELECT id FROM accounts WHERE lower(email) = lower($1)', [
+        `${local}@x.com`,
+      ]);
       expect(rows).toEqual([{ id: first.body.account.id }]);
     });
 
@@ -81,7 +79,7 @@ describe('console auth', () => {
       const response = await registerRaw(body);
       expectError(response, 400, { param });
       if (typeof body.email === 'string') {
-        const { rows } = await db.query('SELECT 1 FROM accounts WHERE lower(email) = lower($1)', [body.email]);
+        const { rows } = await world.db.query('SELECT 1 FROM accounts WHERE lower(email) = lower($1)', [body.email]);
         expect(rows).toHaveLength(0);
       }
     });
@@ -97,7 +95,7 @@ describe('console auth', () => {
       const response = await registerRaw({ email, password });
       expect(response.status).toBe(201);
 
-      const { rows } = await db.query<{ password_hash: string; row: string }>(
+      const { rows } = await world.db.query<{ password_hash: string; row: string }>(
         'SELECT password_hash, row_to_json(a)::text AS row FROM accounts a WHERE id = $1',
         [response.body.account.id],
       );
@@ -110,9 +108,9 @@ describe('console auth', () => {
     });
 
     it('should salt password hashes, so equal passwords do not give equal hashes', async () => {
-      const first = await register(gateway);
-      const second = await register(gateway);
-      const { rows } = await db.query<{ password_hash: string }>(
+      const first = await register(world.gateway);
+      const second = await register(world.gateway);
+      const { rows } = await world.db.query<{ password_hash: string }>(
         'SELECT password_hash FROM accounts WHERE id = ANY($1::uuid[])',
         [[first.account.id, second.account.id]],
       );
@@ -123,26 +121,28 @@ describe('console auth', () => {
 
   describe('referrals', () => {
     it("should record the referrer when registering with an existing account's referral code", async () => {
-      const referrer = await register(gateway);
-      const invitee = await register(gateway, uniqueEmail('invitee'), { referralCode: referrer.account.referralCode });
+      const referrer = await register(world.gateway);
+      const invitee = await register(world.gateway, uniqueEmail('invitee'), {
+        referralCode: referrer.account.referralCode,
+      });
 
-      const { rows } = await db.query('SELECT referred_by FROM accounts WHERE id = $1', [invitee.account.id]);
+      const { rows } = await world.db.query('SELECT referred_by FROM accounts WHERE id = $1', [invitee.account.id]);
       expect(rows).toEqual([{ referred_by: referrer.account.id }]);
       expect(invitee.account.referralCode).not.toBe(referrer.account.referralCode);
     });
 
     it('should accept a referral code typed in lower case', async () => {
-      const referrer = await register(gateway);
-      const invitee = await register(gateway, uniqueEmail('invitee'), {
+      const referrer = await register(world.gateway);
+      const invitee = await register(world.gateway, uniqueEmail('invitee'), {
         referralCode: referrer.account.referralCode.toLowerCase(),
       });
-      const { rows } = await db.query('SELECT referred_by FROM accounts WHERE id = $1', [invitee.account.id]);
+      const { rows } = await world.db.query('SELECT referred_by FROM accounts WHERE id = $1', [invitee.account.id]);
       expect(rows).toEqual([{ referred_by: referrer.account.id }]);
     });
 
     it('should leave referred_by empty without a referral code', async () => {
-      const account = await register(gateway);
-      const { rows } = await db.query('SELECT referred_by FROM accounts WHERE id = $1', [account.account.id]);
+      const account = await register(world.gateway);
+      const { rows } = await world.db.query('SELECT referred_by FROM accounts WHERE id = $1', [account.account.id]);
       expect(rows).toEqual([{ referred_by: null }]);
     });
 
@@ -163,7 +163,7 @@ describe('console auth', () => {
 
     beforeAll(async () => {
       email = `Grace-${randomUUID()}@Example.com`;
-      const registered = await register(gateway, email);
+      const registered = await register(world.gateway, email);
       accountId = registered.account.id;
     });
 
@@ -186,7 +186,7 @@ describe('console auth', () => {
       });
       expect(response.body.account.email.toLowerCase()).toBe(email.toLowerCase());
 
-      const account = await gateway.call('GET', '/console/account', { token: response.body.accessToken });
+      const account = await world.gateway.call('GET', '/console/account', { token: response.body.accessToken });
       expect(account.status).toBe(200);
       expect(account.body.id).toBe(accountId);
     });
@@ -205,8 +205,10 @@ describe('console auth', () => {
     });
 
     it('should answer 400 naming the field when login is missing a field', async () => {
-      expectError(await gateway.call('POST', '/console/auth/login', { body: { email } }), 400, { param: 'password' });
-      expectError(await gateway.call('POST', '/console/auth/login', { body: { password: PASSWORD } }), 400, {
+      expectError(await world.gateway.call('POST', '/console/auth/login', { body: { email } }), 400, {
+        param: 'password',
+      });
+      expectError(await world.gateway.call('POST', '/console/auth/login', { body: { password: PASSWORD } }), 400, {
         param: 'email',
       });
     });
@@ -214,14 +216,14 @@ describe('console auth', () => {
 
   describe('GET /console/account', () => {
     it('should return the account of the session', async () => {
-      const registered = await register(gateway);
-      const response = await gateway.call('GET', '/console/account', { token: registered.token });
+      const registered = await register(world.gateway);
+      const response = await world.gateway.call('GET', '/console/account', { token: registered.token });
       expect(response.status).toBe(200);
       expect(response.body).toEqual(registered.account);
     });
 
     it('should answer 401 in the error shape without a token', async () => {
-      expectError(await gateway.call('GET', '/console/account'), 401);
+      expectError(await world.gateway.call('GET', '/console/account'), 401);
     });
 
     it.each([
@@ -230,39 +232,44 @@ describe('console auth', () => {
       ['an API key', `sk-${'A'.repeat(48)}`],
       ['the admin token', process.env.ADMIN_TOKEN ?? 'test-admin-token-0123456789'],
     ])('should answer 401 in the error shape to %s as token', async (_case, token) => {
-      expectError(await gateway.call('GET', '/console/account', { token }), 401);
+      expectError(await world.gateway.call('GET', '/console/account', { token }), 401);
     });
 
     it('should answer 401 to a tampered token that claims another account', async () => {
-      const victim = await register(gateway);
-      const attacker = await register(gateway);
+      const victim = await register(world.gateway);
+      const attacker = await register(world.gateway);
       const [header, payload, signature] = attacker.token.split('.');
       const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
       expect(claims.sub).toBe(attacker.account.id);
       const forged = Buffer.from(JSON.stringify({ ...claims, sub: victim.account.id })).toString('base64url');
 
-      const response = await gateway.call('GET', '/console/account', { token: `${header}.${forged}.${signature}` });
+      const response = await world.gateway.call('GET', '/console/account', {
+        token: `${header}.${forged}.${signature}`,
+      });
       expectError(response, 401);
       expect(response.text).not.toContain(victim.account.email);
     });
 
     it('should answer 401 to a token with a corrupted signature', async () => {
-      const registered = await register(gateway);
+      const registered = await register(world.gateway);
       const [header, payload, signature] = registered.token.split('.');
       const flipped = signature.startsWith('A') ? `B${signature.slice(1)}` : `A${signature.slice(1)}`;
-      expectError(await gateway.call('GET', '/console/account', { token: `${header}.${payload}.${flipped}` }), 401);
+      expectError(
+        await world.gateway.call('GET', '/console/account', { token: `${header}.${payload}.${flipped}` }),
+        401,
+      );
     });
 
     it('should answer 401 to an unsigned ("alg: none") token', async () => {
-      const registered = await register(gateway);
+      const registered = await register(world.gateway);
       const [, payload] = registered.token.split('.');
       const none = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
-      expectError(await gateway.call('GET', '/console/account', { token: `${none}.${payload}.` }), 401);
+      expectError(await world.gateway.call('GET', '/console/account', { token: `${none}.${payload}.` }), 401);
     });
 
     it('should answer 401 when the scheme is not Bearer', async () => {
-      const registered = await register(gateway);
-      const response = await gateway.call('GET', '/console/account', {
+      const registered = await register(world.gateway);
+      const response = await world.gateway.call('GET', '/console/account', {
         headers: { authorization: `Token ${registered.token}` },
       });
       expectError(response, 401);

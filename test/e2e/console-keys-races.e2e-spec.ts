@@ -1,37 +1,25 @@
-import { Client } from 'pg';
 import { ApiKeysRepository } from 'src/modules/api-keys/api-keys.repository';
-import { eventually, expectError, openDb, register, Registered } from 'test/e2e/e2e-helpers';
-import { TestGateway } from 'test/support/gateway';
+import { eventually, expectError, openDb, register, Registered, useGatewayWorld } from 'test/e2e/e2e-helpers';
 
 /** Key status changes that overlap other work on the same key. */
 describe('API key status races', () => {
-  let gateway: TestGateway;
-  let db: Client;
+  const world = useGatewayWorld();
 
-  beforeAll(async () => {
-    gateway = await TestGateway.start();
-    db = await openDb();
-  });
-  afterAll(async () => {
-    await db.end();
-    await gateway.close();
-  });
-
-  const models = (key: string) => gateway.call('GET', '/v1/models', { token: key });
+  const models = (key: string) => world.gateway.call('GET', '/v1/models', { token: key });
   const patchKey = (owner: Registered, id: string, status: string) =>
-    gateway.call('PATCH', `/console/keys/${id}`, { token: owner.token, body: { status } });
+    world.gateway.call('PATCH', `/console/keys/${id}`, { token: owner.token, body: { status } });
   const deleteKey = (owner: Registered, id: string) =>
-    gateway.call('DELETE', `/console/keys/${id}`, { token: owner.token });
+    world.gateway.call('DELETE', `/console/keys/${id}`, { token: owner.token });
 
   async function newKey(owner: Registered): Promise<{ id: string; key: string }> {
-    const created = await gateway.call('POST', '/console/keys', { token: owner.token, body: { name: 'raced' } });
+    const created = await world.gateway.call('POST', '/console/keys', { token: owner.token, body: { name: 'raced' } });
     expect(created.status).toBe(201);
     return { id: created.body.id, key: created.body.key };
   }
 
   /** Status updates of api_keys that are waiting for a row lock. */
   async function blockedStatusUpdates(): Promise<number> {
-    const { rows } = await db.query<{ count: string }>(
+    const { rows } = await world.db.query<{ count: string }>(
       `SELECT count(*) FROM pg_stat_activity
         WHERE datname = current_database() AND wait_event_type = 'Lock'
           AND query ILIKE 'UPDATE "api_keys" SET "status"%'`,
@@ -40,7 +28,7 @@ describe('API key status races', () => {
   }
 
   it('should answer 404 to a PATCH that raced a DELETE, and leave the key deleted', async () => {
-    const owner = await register(gateway);
+    const owner = await register(world.gateway);
     const { id, key } = await newKey(owner);
     expect((await models(key)).status).toBe(200);
 
@@ -62,16 +50,16 @@ describe('API key status races', () => {
 
     expect((await deleting).status).toBe(204);
     expectError(await patching, 404);
-    const { rows } = await db.query('SELECT status FROM api_keys WHERE id = $1', [id]);
+    const { rows } = await world.db.query('SELECT status FROM api_keys WHERE id = $1', [id]);
     expect(rows).toEqual([{ status: 'deleted' }]);
     expectError(await models(key), 401, { code: 'invalid_api_key' });
   });
 
   it('should not keep a key status read that a status change overtook', async () => {
-    const owner = await register(gateway);
+    const owner = await register(world.gateway);
     const { id, key } = await newKey(owner);
     // The real query runs and reads the key enabled; its answer reaches the cache late, as under load.
-    const repository = gateway.app.get(ApiKeysRepository);
+    const repository = world.gateway.app.get(ApiKeysRepository);
     const query = repository.findByHash.bind(repository);
     let readDone!: () => void;
     const read = new Promise<void>((resolve) => (readDone = resolve));

@@ -1,28 +1,24 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { Client } from 'pg';
-import { eventually, expectError, ISO_DATE_TIME, openDb, register, Registered, UUID } from 'test/e2e/e2e-helpers';
-import { TestGateway } from 'test/support/gateway';
+import {
+  eventually,
+  expectError,
+  ISO_DATE_TIME,
+  register,
+  Registered,
+  useGatewayWorld,
+  UUID,
+} from 'test/e2e/e2e-helpers';
 
 describe('console API keys', () => {
-  let gateway: TestGateway;
-  let db: Client;
-
-  beforeAll(async () => {
-    gateway = await TestGateway.start();
-    db = await openDb();
-  });
-  afterAll(async () => {
-    await db.end();
-    await gateway.close();
-  });
+  const world = useGatewayWorld();
 
   const createKey = (token: string, name = 'production') =>
-    gateway.call('POST', '/console/keys', { token, body: { name } });
-  const listKeys = (token: string) => gateway.call('GET', '/console/keys', { token });
+    world.gateway.call('POST', '/console/keys', { token, body: { name } });
+  const listKeys = (token: string) => world.gateway.call('GET', '/console/keys', { token });
   const patchKey = (token: string, id: string, body: unknown) =>
-    gateway.call('PATCH', `/console/keys/${id}`, { token, body });
-  const deleteKey = (token: string, id: string) => gateway.call('DELETE', `/console/keys/${id}`, { token });
-  const models = (key: string) => gateway.call('GET', '/v1/models', { token: key });
+    world.gateway.call('PATCH', `/console/keys/${id}`, { token, body });
+  const deleteKey = (token: string, id: string) => world.gateway.call('DELETE', `/console/keys/${id}`, { token });
+  const models = (key: string) => world.gateway.call('GET', '/v1/models', { token: key });
 
   async function newKey(owner: Registered, name = 'production'): Promise<{ id: string; key: string }> {
     const created = await createKey(owner.token, name);
@@ -32,7 +28,7 @@ describe('console API keys', () => {
 
   describe('creation', () => {
     it('should answer 201 with the secret key, shown this once', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const before = Date.now();
       const response = await createKey(owner.token, 'my laptop');
 
@@ -51,7 +47,7 @@ describe('console API keys', () => {
     });
 
     it('should give a new key that works at once on /v1/models', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const { key } = await newKey(owner);
       const response = await models(key);
       expect(response.status).toBe(200);
@@ -59,7 +55,7 @@ describe('console API keys', () => {
     });
 
     it('should never give the same secret twice', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const keys = await Promise.all(Array.from({ length: 5 }, () => newKey(owner)));
       expect(new Set(keys.map((k) => k.key)).size).toBe(5);
       expect(new Set(keys.map((k) => k.id)).size).toBe(5);
@@ -72,26 +68,26 @@ describe('console API keys', () => {
       ['a name over 100 characters', { name: 'x'.repeat(101) }, 'name'],
       ['an unknown extra field', { name: 'ok', status: 'disabled' }, 'status'],
     ])('should answer 400 naming the field for %s', async (_case, body, param) => {
-      const owner = await register(gateway);
-      expectError(await gateway.call('POST', '/console/keys', { token: owner.token, body }), 400, { param });
+      const owner = await register(world.gateway);
+      expectError(await world.gateway.call('POST', '/console/keys', { token: owner.token, body }), 400, { param });
       expect((await listKeys(owner.token)).body).toEqual({ data: [] });
     });
 
     it('should answer 401 without a console session', async () => {
-      expectError(await gateway.call('POST', '/console/keys', { body: { name: 'x' } }), 401);
-      expectError(await gateway.call('GET', '/console/keys'), 401);
+      expectError(await world.gateway.call('POST', '/console/keys', { body: { name: 'x' } }), 401);
+      expectError(await world.gateway.call('GET', '/console/keys'), 401);
     });
 
     it('should refuse an API key in place of a console session', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const { key } = await newKey(owner);
-      expectError(await gateway.call('GET', '/console/keys', { token: key }), 401);
+      expectError(await world.gateway.call('GET', '/console/keys', { token: key }), 401);
     });
   });
 
   describe('listing and storage', () => {
     it('should list keys with a masked form and never the secret', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const first = await newKey(owner, 'first');
       const second = await newKey(owner, 'second');
 
@@ -124,10 +120,10 @@ describe('console API keys', () => {
     });
 
     it('should store only the SHA-256 hash of the secret', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const { id, key } = await newKey(owner);
 
-      const { rows } = await db.query<{ key_hash: string; row: string }>(
+      const { rows } = await world.db.query<{ key_hash: string; row: string }>(
         'SELECT key_hash, row_to_json(k)::text AS row FROM api_keys k WHERE id = $1',
         [id],
       );
@@ -136,7 +132,7 @@ describe('console API keys', () => {
       expect(rows[0].row).not.toContain(key);
       expect(rows[0].row).not.toContain(key.slice(8));
 
-      const everywhere = await db.query(
+      const everywhere = await world.db.query(
         `SELECT table_name FROM (
            SELECT 'api_keys' AS table_name, row_to_json(t)::text AS row FROM api_keys t
            UNION ALL SELECT 'accounts', row_to_json(t)::text FROM accounts t
@@ -147,7 +143,7 @@ describe('console API keys', () => {
     });
 
     it('should let one account hold several working keys', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const keys = [await newKey(owner, 'a'), await newKey(owner, 'b'), await newKey(owner, 'c')];
 
       const listed = await listKeys(owner.token);
@@ -158,8 +154,8 @@ describe('console API keys', () => {
     });
 
     it("should not show one account's keys to another", async () => {
-      const owner = await register(gateway);
-      const stranger = await register(gateway);
+      const owner = await register(world.gateway);
+      const stranger = await register(world.gateway);
       await newKey(owner);
       const strangersKey = await newKey(stranger);
 
@@ -168,7 +164,7 @@ describe('console API keys', () => {
     });
 
     it('should set lastUsedAt after the key is used', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const { id, key } = await newKey(owner);
       const before = Date.now();
       expect((await models(key)).status).toBe(200);
@@ -187,7 +183,7 @@ describe('console API keys', () => {
 
   describe('disable and enable', () => {
     it('should answer 403 api_key_disabled for a disabled key, and work again once enabled', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const { id, key } = await newKey(owner);
       expect((await models(key)).status).toBe(200);
 
@@ -204,7 +200,7 @@ describe('console API keys', () => {
       expect(disabled.text).not.toContain(key);
 
       expectError(await models(key), 403, { code: 'api_key_disabled' });
-      expectError(await gateway.chat(key, { model: 'any', messages: [{ role: 'user', content: 'hi' }] }), 403, {
+      expectError(await world.gateway.chat(key, { model: 'any', messages: [{ role: 'user', content: 'hi' }] }), 403, {
         code: 'api_key_disabled',
       });
       const listed = await listKeys(owner.token);
@@ -217,7 +213,7 @@ describe('console API keys', () => {
     });
 
     it('should answer 200 when the key already has the requested status', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const { id, key } = await newKey(owner);
       const response = await patchKey(owner.token, id, { status: 'enabled' });
       expect(response.status).toBe(200);
@@ -226,7 +222,7 @@ describe('console API keys', () => {
     });
 
     it('should leave the other keys of the account working when one is disabled', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const disabled = await newKey(owner);
       const other = await newKey(owner);
       expect((await patchKey(owner.token, disabled.id, { status: 'disabled' })).status).toBe(200);
@@ -241,7 +237,7 @@ describe('console API keys', () => {
       ['a missing status', {}],
       ['a non-string status', { status: false }],
     ])('should answer 400 naming status for %s, and leave the key as it was', async (_case, body) => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const { id, key } = await newKey(owner);
       expectError(await patchKey(owner.token, id, body), 400, { param: 'status' });
       expect((await listKeys(owner.token)).body.data).toEqual([expect.objectContaining({ id, status: 'enabled' })]);
@@ -249,7 +245,7 @@ describe('console API keys', () => {
     });
 
     it('should answer 400 naming an unknown extra field', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const { id } = await newKey(owner);
       expectError(await patchKey(owner.token, id, { status: 'disabled', name: 'renamed' }), 400, { param: 'name' });
     });
@@ -257,7 +253,7 @@ describe('console API keys', () => {
 
   describe('deletion', () => {
     it('should answer 204, drop the key from the list, and refuse it forever with 401', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const { id, key } = await newKey(owner);
       const kept = await newKey(owner, 'kept');
       expect((await models(key)).status).toBe(200);
@@ -269,7 +265,7 @@ describe('console API keys', () => {
       const listed = await listKeys(owner.token);
       expect(listed.body.data.map((k: { id: string }) => k.id)).toEqual([kept.id]);
       expectError(await models(key), 401, { code: 'invalid_api_key' });
-      expectError(await gateway.chat(key, { model: 'any', messages: [{ role: 'user', content: 'hi' }] }), 401, {
+      expectError(await world.gateway.chat(key, { model: 'any', messages: [{ role: 'user', content: 'hi' }] }), 401, {
         code: 'invalid_api_key',
       });
 
@@ -281,7 +277,7 @@ describe('console API keys', () => {
     });
 
     it('should delete a disabled key, which then answers 401 instead of 403', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const { id, key } = await newKey(owner);
       expect((await patchKey(owner.token, id, { status: 'disabled' })).status).toBe(200);
       expectError(await models(key), 403, { code: 'api_key_disabled' });
@@ -290,18 +286,18 @@ describe('console API keys', () => {
     });
 
     it('should keep the deleted key on record with status deleted', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const { id } = await newKey(owner);
       expect((await deleteKey(owner.token, id)).status).toBe(204);
-      const { rows } = await db.query('SELECT status FROM api_keys WHERE id = $1', [id]);
+      const { rows } = await world.db.query('SELECT status FROM api_keys WHERE id = $1', [id]);
       expect(rows).toEqual([{ status: 'deleted' }]);
     });
   });
 
   describe('ownership and ids', () => {
     it('should answer 404 when another account patches or deletes my key, and leave it working', async () => {
-      const owner = await register(gateway);
-      const stranger = await register(gateway);
+      const owner = await register(world.gateway);
+      const stranger = await register(world.gateway);
       const { id, key } = await newKey(owner);
 
       expectError(await patchKey(stranger.token, id, { status: 'disabled' }), 404);
@@ -312,7 +308,7 @@ describe('console API keys', () => {
     });
 
     it('should answer 404 for a key id that does not exist', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       expectError(await patchKey(owner.token, randomUUID(), { status: 'disabled' }), 404);
       expectError(await deleteKey(owner.token, randomUUID()), 404);
     });
@@ -320,18 +316,18 @@ describe('console API keys', () => {
     it.each([['not-a-uuid'], ['123'], ['3ed793d5-3e35-4f0a-bee9-34ba99435400x']])(
       'should answer 400 naming keyId for the id %p',
       async (badId) => {
-        const owner = await register(gateway);
+        const owner = await register(world.gateway);
         expectError(await patchKey(owner.token, badId, { status: 'disabled' }), 400, { param: 'keyId' });
         expectError(await deleteKey(owner.token, badId), 400, { param: 'keyId' });
       },
     );
 
     it('should answer 401 to PATCH and DELETE without a console session', async () => {
-      const owner = await register(gateway);
+      const owner = await register(world.gateway);
       const { id, key } = await newKey(owner);
-      expectError(await gateway.call('PATCH', `/console/keys/${id}`, { body: { status: 'disabled' } }), 401);
-      expectError(await gateway.call('DELETE', `/console/keys/${id}`), 401);
-      expectError(await gateway.call('DELETE', `/console/keys/${id}`, { token: key }), 401);
+      expectError(await world.gateway.call('PATCH', `/console/keys/${id}`, { body: { status: 'disabled' } }), 401);
+      expectError(await world.gateway.call('DELETE', `/console/keys/${id}`), 401);
+      expectError(await world.gateway.call('DELETE', `/console/keys/${id}`, { token: key }), 401);
       expect((await models(key)).status).toBe(200);
     });
   });

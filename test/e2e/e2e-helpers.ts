@@ -57,6 +57,29 @@ export async function openDb(): Promise<Client> {
   return db;
 }
 
+/** What a suite that also reads the database runs against: one gateway and a connection to its Postgres. */
+export interface GatewayWorld {
+  gateway: TestGateway;
+  db: Client;
+}
+
+/**
+ * Starts a gateway (with `env`) and opens the database before the suite's tests, and closes both after
+ * them. Call it in the suite's describe block: the fields are set once the hook it registers has run.
+ */
+export function useGatewayWorld(env: Record<string, string> = {}): GatewayWorld {
+  const world = {} as GatewayWorld;
+  beforeAll(async () => {
+    world.gateway = await TestGateway.start(env);
+    world.db = await openDb();
+  });
+  afterAll(async () => {
+    await world.db.end();
+    await world.gateway.close();
+  });
+  return world;
+}
+
 export function uniqueEmail(prefix = 'user'): string {
   return `${prefix}-${randomUUID()}@example.com`;
 }

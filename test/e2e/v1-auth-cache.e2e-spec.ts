@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { Client } from 'pg';
-import { eventually, openDb } from 'test/e2e/e2e-helpers';
-import { Customer, TestGateway } from 'test/support/gateway';
+import { eventually, openDb, useGatewayWorld } from 'test/e2e/e2e-helpers';
+import { Customer } from 'test/support/gateway';
 
 const CACHE_SIZE = 20;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -44,21 +44,14 @@ async function waitingLookups(db: Client): Promise<number> {
 
 /** Made-up `sk-` keys, as an attacker sends them, against the in-process key cache. */
 describe('API key cache under made-up keys', () => {
-  let gateway: TestGateway;
-  let db: Client;
+  // Far more lookups per address than these tests make: the per-address bound is tested below.
+  const world = useGatewayWorld({ API_KEY_CACHE_SIZE: String(CACHE_SIZE), API_KEY_MISSES_PER_IP: '1000' });
   let customer: Customer;
 
   beforeAll(async () => {
-    // Far more lookups per address than these tests make: the per-address bound is tested below.
-    gateway = await TestGateway.start({ API_KEY_CACHE_SIZE: String(CACHE_SIZE), API_KEY_MISSES_PER_IP: '1000' });
-    db = await openDb();
-    customer = await gateway.newCustomer();
+    customer = await world.gateway.newCustomer();
   });
-  afterAll(async () => {
-    await db.end();
-    await gateway.close();
-  });
-  const modelsOf = (key: string) => models(gateway.url, key);
+  const modelsOf = (key: string) => models(world.gateway.url, key);
 
   it('should keep serving a valid key from memory after many more made-up keys than the cache holds', async () => {
     expect((await modelsOf(customer.key)).status).toBe(200);
@@ -78,7 +71,7 @@ describe('API key cache under made-up keys', () => {
       // Every request has had ample time to reach Postgres; exactly one lookup did.
       expect(
         await eventually(
-          () => waitingLookups(db),
+          () => waitingLookups(world.db),
           (n) => n >= 10,
           1_500,
         ),
@@ -89,7 +82,7 @@ describe('API key cache under made-up keys', () => {
 
     const again = await whileKeysLocked(() => Promise.all(Array.from({ length: 10 }, () => modelsOf(key))));
     again.forEach((answer) => expect(answer).toMatchObject(REFUSED));
-    expect(await waitingLookups(db)).toBe(0);
+    expect(await waitingLookups(world.db)).toBe(0);
   });
 
   it('should refuse a key of a shape never issued without asking Postgres', async () => {
@@ -101,20 +94,13 @@ describe('API key cache under made-up keys', () => {
 /** Made-up keys from one client address, past its budget of lookups of unknown keys. */
 describe('lookups of unknown API keys per client address', () => {
   const BUDGET = 5;
-  let gateway: TestGateway;
-  let db: Client;
+  const world = useGatewayWorld({ API_KEY_MISSES_PER_IP: String(BUDGET), TRUST_PROXY: '127.0.0.1' });
   let customer: Customer;
 
   beforeAll(async () => {
-    gateway = await TestGateway.start({ API_KEY_MISSES_PER_IP: String(BUDGET), TRUST_PROXY: '127.0.0.1' });
-    db = await openDb();
-    customer = await gateway.newCustomer();
+    customer = await world.gateway.newCustomer();
   });
-  afterAll(async () => {
-    await db.end();
-    await gateway.close();
-  });
-  const modelsFrom = (clientAddress: string, key: string) => models(gateway.url, key, clientAddress);
+  const modelsFrom = (clientAddress: string, key: string) => models(world.gateway.url, key, clientAddress);
   const newAddress = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
 
   it('should answer 429 without a query past the budget, while a cached valid key and other addresses are served', async () => {
@@ -125,7 +111,7 @@ describe('lookups of unknown API keys per client address', () => {
       const guesses = Promise.all(Array.from({ length: BUDGET }, () => modelsFrom(attacker, madeUpKey())));
       expect(
         await eventually(
-          () => waitingLookups(db),
+          () => waitingLookups(world.db),
           (n) => n >= BUDGET,
           10_000,
         ),
@@ -136,7 +122,7 @@ describe('lookups of unknown API keys per client address', () => {
       const neighbour = modelsFrom(newAddress(), madeUpKey());
       expect(
         await eventually(
-          () => waitingLookups(db),
+          () => waitingLookups(world.db),
           (n) => n > BUDGET,
           10_000,
         ),
