@@ -3,6 +3,7 @@ import Redis from 'ioredis';
 import { createHash } from 'node:crypto';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { REDIS } from 'src/common/redis/redis.tokens';
+import { runScript } from 'src/common/redis/run-script';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { throttleAddress } from 'src/modules/auth/client-address';
 import { LimiterFailurePolicy } from 'src/modules/rate-limits/limiter-failure.policy';
@@ -74,10 +75,8 @@ export class AuthThrottle {
   }
 
   private async refund(keys: string[]): Promise<void> {
-    const run = (this.redis as unknown as { gatewayAuthRefund: (...args: unknown[]) => Promise<unknown> })
-      .gatewayAuthRefund;
     // Best effort: a refund lost to a Redis error only makes the limit a little stricter for a while.
-    await run.call(this.redis, keys.length, ...keys).catch(() => undefined);
+    await runScript(this.redis, 'gatewayAuthRefund', keys.length, ...keys).catch(() => undefined);
   }
 }
 

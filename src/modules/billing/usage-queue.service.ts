@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { REDIS } from 'src/common/redis/redis.tokens';
+import { runScript } from 'src/common/redis/run-script';
 import {
   CLAIM_SCRIPT,
   RECORD_SCRIPT,
@@ -48,7 +49,9 @@ export class UsageQueueService {
    * claimable by a settling worker at once.
    */
   async recordUsage(accountId: string, requestId: string, payload: string): Promise<void> {
-    await this.command('gatewayRecordUsage')(
+    await runScript(
+      this.redis,
+      'gatewayRecordUsage',
       usageKey(accountId),
       USAGE_INDEX,
       requestId,
@@ -67,13 +70,15 @@ export class UsageQueueService {
    * `leaseMs`. Settling one closes it for good (releaseMany); otherwise it comes back.
    */
   async claimUsage(limit: number, leaseMs: number): Promise<string[]> {
-    return (await this.command('gatewayClaimUsage')(
+    return await runScript<string[]>(
+      this.redis,
+      'gatewayClaimUsage',
       USAGE_INDEX,
       USAGE_ATTEMPTS,
       String(limit),
       String(leaseMs),
       USAGE_PREFIX,
-    )) as string[];
+    );
   }
 
   /**
@@ -94,7 +99,9 @@ export class UsageQueueService {
       String(500 + Math.floor(Math.random() * 501)),
       databaseUnavailable ? '1' : '0',
     ]);
-    const soonest = (await this.command('gatewayRetryLater')(
+    const soonest = await runScript<number>(
+      this.redis,
+      'gatewayRetryLater',
       USAGE_INDEX,
       USAGE_ATTEMPTS,
       String(RETRY_FIRST_MS),
@@ -102,7 +109,7 @@ export class UsageQueueService {
       String(RETRY_FAST_ATTEMPTS),
       String(slowMs),
       ...members,
-    )) as number;
+    );
     return soonest < 0 ? null : soonest;
   }
 
@@ -120,9 +127,11 @@ export class UsageQueueService {
    * for it: then settlement closes it.
    */
   async release(accountId: string, requestId: string): Promise<boolean> {
-    const released = (await this.command('gatewayRelease')(
+    const released = await runScript<number>(
+      this.redis,
+      'gatewayRelease',
       ...releaseArgs(accountId, requestId, undefined, true),
-    )) as number;
+    );
     return released === 1;
   }
 
@@ -139,10 +148,6 @@ export class UsageQueueService {
     if (failed) {
       throw failed[0]!;
     }
-  }
-
-  private command(name: string): (...args: string[]) => Promise<unknown> {
-    return (this.redis as unknown as Record<string, (...args: string[]) => Promise<unknown>>)[name].bind(this.redis);
   }
 }
 

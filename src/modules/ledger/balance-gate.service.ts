@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger';
 import { REDIS } from 'src/common/redis/redis.tokens';
+import { runScript } from 'src/common/redis/run-script';
 import {
   CHECK_EPOCH_SCRIPT,
   HOLD_SCRIPT,
@@ -80,13 +81,15 @@ export class BalanceGateService {
     if (!this.epochChecked) {
       await this.epochReady();
     }
-    const [status, available] = (await this.command('gatewayHold')(
+    const [status, available] = await runScript<[number, string]>(
+      this.redis,
+      'gatewayHold',
       ...holdKeys(accountId),
       requestId,
       amount.toString(),
       holdMember(accountId, requestId),
       randomUUID(),
-    )) as [number, string];
+    );
     if (status === 1) {
       return { outcome: 'held' };
     }
@@ -99,7 +102,9 @@ export class BalanceGateService {
 
   /** Records a balance read from Postgres, unless Redis already has a newer one of this epoch. */
   async sync(accountId: string, snapshot: BalanceSnapshot): Promise<void> {
-    await this.command('gatewaySync')(
+    await runScript(
+      this.redis,
+      'gatewaySync',
       snapshotKey(accountId),
       EPOCH_KEY,
       snapshot.balance.toString(),
@@ -122,17 +127,19 @@ export class BalanceGateService {
       balance.toString(),
       version.toString(),
     ]);
-    return (await this.command('gatewayResync')(EPOCH_KEY, SNAPSHOT_PREFIX, randomUUID(), ...args)) as number;
+    return await runScript<number>(this.redis, 'gatewayResync', EPOCH_KEY, SNAPSHOT_PREFIX, randomUUID(), ...args);
   }
 
   /** Holds opened more than `olderThanMs` ago by Redis's clock, as [accountId, requestId]. */
   async staleHolds(olderThanMs: number, limit: number, offset = 0): Promise<[string, string][]> {
-    const members = (await this.command('gatewayStaleHolds')(
+    const members = await runScript<string[]>(
+      this.redis,
+      'gatewayStaleHolds',
       HOLD_INDEX,
       String(olderThanMs),
       String(offset),
       String(limit),
-    )) as string[];
+    );
     return members.map((member) => {
       const separator = member.indexOf(':');
       return [member.slice(0, separator), member.slice(separator + 1)];
@@ -177,7 +184,7 @@ export class BalanceGateService {
     try {
       const info = await this.redis.info('server');
       const runId = /^run_id:(\w+)/m.exec(info)?.[1] ?? randomUUID();
-      const rotated = (await this.command('gatewayCheckEpoch')(EPOCH_KEY, runId, randomUUID())) as number;
+      const rotated = await runScript<number>(this.redis, 'gatewayCheckEpoch', EPOCH_KEY, runId, randomUUID());
       if (rotated === 1) {
         this.logger.warn('new Redis epoch (first start, or Redis restarted): balance snapshots reload from Postgres');
       }
@@ -185,9 +192,5 @@ export class BalanceGateService {
       // Admissions go on against the current epoch; the next reconnection checks again.
       this.logger.error({ err: (error as Error).message }, 'could not check the Redis epoch');
     }
-  }
-
-  private command(name: string): (...args: string[]) => Promise<unknown> {
-    return (this.redis as unknown as Record<string, (...args: string[]) => Promise<unknown>>)[name].bind(this.redis);
   }
 }

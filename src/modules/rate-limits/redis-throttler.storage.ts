@@ -3,6 +3,7 @@ import { ThrottlerStorage } from '@nestjs/throttler';
 import { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
 import Redis from 'ioredis';
 import { REDIS } from 'src/common/redis/redis.tokens';
+import { runScript } from 'src/common/redis/run-script';
 
 // Fixed windows that start with their first request. Every window is checked before any is
 // counted, so a request refused by one (say, its end user's) counts in none, and "used" in a 429
@@ -47,13 +48,18 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
 
   /** Checks several windows at once and counts the request in all of them, or in none. */
   async incrementWindows(windows: Window[], ttl: number): Promise<WindowsRecord> {
-    const run = (
-      this.redis as unknown as { gatewayThrottle: (...args: unknown[]) => Promise<[number, number, number]> }
-    ).gatewayThrottle;
     const keys = windows.map((window) => window.key);
     const limits = windows.map((window) => String(window.limit));
     const ttls = windows.some((window) => window.ttl) ? windows.map((window) => String(window.ttl ?? ttl)) : [];
-    const [refused, hits, pttl] = await run.call(this.redis, keys.length, ...keys, String(ttl), ...limits, ...ttls);
+    const [refused, hits, pttl] = await runScript<[number, number, number]>(
+      this.redis,
+      'gatewayThrottle',
+      keys.length,
+      ...keys,
+      String(ttl),
+      ...limits,
+      ...ttls,
+    );
     return { refusedBy: refused - 1, hits, resetMs: pttl > 0 ? pttl : ttl };
   }
 

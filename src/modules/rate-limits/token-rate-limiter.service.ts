@@ -5,6 +5,7 @@ import { LOGGER } from 'src/common/logging/logger';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { metrics } from 'src/common/metrics/metrics';
 import { REDIS } from 'src/common/redis/redis.tokens';
+import { runScript } from 'src/common/redis/run-script';
 import { LimiterFailurePolicy } from 'src/modules/rate-limits/limiter-failure.policy';
 import { EffectiveLimits } from 'src/modules/rate-limits/rate-limit-policy.service';
 import { LimitScope } from 'src/modules/rate-limits/request-rate-limiter.service';
@@ -76,10 +77,8 @@ export class TokenRateLimiter {
       : '';
     const keys = endUserKey ? [accountKey, endUserKey] : [accountKey];
     const result = await this.failures.check(async () => {
-      const command = (this.redis as unknown as Record<string, (...args: unknown[]) => Promise<[number, number]>>)
-        .gatewayTpmAdmit;
       const args = [String(estimate), String(limits.tpm), String(limits.endUser?.tpm ?? 0), String(windowMs)];
-      return command.call(this.redis, keys.length, ...keys, ...args);
+      return runScript<[number, number]>(this.redis, 'gatewayTpmAdmit', keys.length, ...keys, ...args);
     }, null);
     if (!result) {
       return { settle: () => undefined, headers: {} };
@@ -117,10 +116,8 @@ export class TokenRateLimiter {
     if (delta === 0) {
       return;
     }
-    const command = (this.redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)
-      .gatewayTpmCorrect;
-    command
-      .call(this.redis, keys.length, ...keys, String(delta))
-      .catch((error: Error) => this.logger.warn({ err: error.message }, 'could not correct the token window'));
+    runScript(this.redis, 'gatewayTpmCorrect', keys.length, ...keys, String(delta)).catch((error: Error) =>
+      this.logger.warn({ err: error.message }, 'could not correct the token window'),
+    );
   }
 }
