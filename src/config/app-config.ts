@@ -1,6 +1,8 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
+import { ConfigError } from 'src/config/config-error';
 import { EnvDto } from 'src/config/env.dto';
+import { PaymentsConfig, paymentsConfigOf } from 'src/config/payments-config';
 import { splitList } from 'src/config/trusted-proxies';
 
 export type NodeEnv = 'development' | 'test' | 'production';
@@ -50,10 +52,11 @@ export interface AppConfig {
    * every request must end (or be recorded) well before it.
    */
   holdSweepAgeMs: number;
+  /** Wallets, their keys and how pending orders are polled (payments-config.ts). */
+  payments: PaymentsConfig;
 }
 
-/** Thrown for bad configuration; the entrypoints print its message as the one line naming the variable. */
-export class ConfigError extends Error {}
+export { ConfigError };
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway';
 // Development and test get fixed, clearly non-secret defaults so a fresh checkout runs without setup.
@@ -152,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     apiKeyCacheSize: dto.API_KEY_CACHE_SIZE ?? 50_000,
     apiKeyMissesPerIpPerMinute: dto.API_KEY_MISSES_PER_IP ?? 30,
     holdSweepAgeMs,
+    payments: paymentsConfigOf(dto),
   };
 }
 

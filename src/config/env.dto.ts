@@ -189,4 +189,60 @@ export class EnvDto {
   @IsInt()
   @Min(60_000)
   HOLD_SWEEP_AGE_MS?: number;
+
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s]+$/, { message: 'must be the http(s) URL the API is reached at' })
+  PUBLIC_BASE_URL?: string;
+
+  @IsOptional()
+  @Matches(/^\d+(,\s*\d+)*$/, { message: 'must be milliseconds separated by commas (e.g. 30000,60000,120000,300000)' })
+  PAYMENT_POLL_DELAYS_MS?: string;
+
+  @IsOptional()
+  @IsString()
+  ALIPAY_APP_ID?: string;
+
+  @IsOptional()
+  @IsString()
+  ALIPAY_PRIVATE_KEY?: string;
+
+  @IsOptional()
+  @IsString()
+  ALIPAY_PUBLIC_KEY?: string;
+
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s]+$/, { message: 'must be an http(s) URL' })
+  ALIPAY_GATEWAY_URL?: string;
+
+  @IsOptional()
+  @IsString()
+  WECHATPAY_MCH_ID?: string;
+
+  @IsOptional()
+  @IsString()
+  WECHATPAY_APP_ID?: string;
+
+  @IsOptional()
+  @Matches(/^[\x21-\x7e]{32}$/, { message: 'must be the 32-character APIv3 key' })
+  WECHATPAY_API_V3_KEY?: string;
+
+  @IsOptional()
+  @IsString()
+  WECHATPAY_PRIVATE_KEY?: string;
+
+  @IsOptional()
+  @IsString()
+  WECHATPAY_CERT_SERIAL?: string;
+
+  @IsOptional()
+  @IsString()
+  WECHATPAY_PLATFORM_PUBLIC_KEY?: string;
+
+  @IsOptional()
+  @IsString()
+  WECHATPAY_PLATFORM_PUBLIC_KEY_ID?: string;
+
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s]+$/, { message: 'must be an http(s) URL' })
+  WECHATPAY_BASE_URL?: string;
 }
