@@ -28,6 +28,8 @@ export interface Answer {
 type Json = Record<string, unknown> | null;
 
 const OUT_TRADE_NO = /^[A-Za-z0-9_|*-]{6,32}$/;
+/** time_expire as WeChat Pay takes it: RFC 3339 to the second, with an explicit offset. */
+const TIME_EXPIRE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}$/;
 const STATE_WORDS = {
   WAIT: ['NOTPAY', '订单未支付'],
   PAID: ['SUCCESS', '支付成功'],
@@ -49,7 +51,8 @@ function isNativeOrder(body: Json): boolean {
     /^https?:\/\//.test(body.notify_url) &&
     Number.isSafeInteger(amount?.total) &&
     (amount?.total as number) > 0 &&
-    (amount?.currency === undefined || amount.currency === 'CNY')
+    (amount?.currency === undefined || amount.currency === 'CNY') &&
+    (body.time_expire === undefined || (typeof body.time_expire === 'string' && TIME_EXPIRE.test(body.time_expire)))
   );
 }
 
