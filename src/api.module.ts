@@ -15,6 +15,7 @@ import { ChannelsModule } from 'src/modules/channels/channels.module';
 import { ChatCompletionsModule } from 'src/modules/chat-completions/chat-completions.module';
 import { HealthModule } from 'src/modules/health/health.module';
 import { ModelsModule } from 'src/modules/models/models.module';
+import { PaymentsModule } from 'src/modules/payments/payments.module';
 import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
 import { ReferralsModule } from 'src/modules/referrals/referrals.module';
 import { UsageModule } from 'src/modules/usage/usage.module';
@@ -39,6 +40,7 @@ export class ApiModule implements OnApplicationShutdown {
         RateLimitsModule,
         UsageModule,
         ReferralsModule,
+        PaymentsModule,
       ],
       providers: [
         { provide: APP_GUARD, useClass: AuthGuard },

@@ -13,6 +13,7 @@ import { AppConfig } from 'src/config/app-config';
 import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
 import { InFlightRequests } from 'src/modules/health/in-flight-requests';
 import { ShutdownState } from 'src/modules/health/shutdown.state';
+import { keepWebhookBodies } from 'src/modules/payments/webhook-bodies';
 import { buildOpenApiDocument } from 'src/openapi';
 
 /**
@@ -51,6 +52,7 @@ export async function createApiApp(
   });
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeContentTypeParser('text/plain');
+  keepWebhookBodies(fastify);
   const httpLog = logger.child({ component: 'http' });
   registerEdgeHooks(fastify, config, httpLog, () => ({
     shutdown: app.get(ShutdownState),

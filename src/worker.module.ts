@@ -7,6 +7,7 @@ import { REDIS } from 'src/common/redis/redis.tokens';
 import { AppConfig } from 'src/config/app-config';
 import { CoreModule } from 'src/core.module';
 import { BillingWorkerModule } from 'src/modules/billing/billing-worker.module';
+import { PaymentsWorkerModule } from 'src/modules/payments/payments-worker.module';
 import { DataSource } from 'typeorm';
 
 /** The worker process: no HTTP. Queue processors are registered here and only here. */
@@ -19,7 +20,10 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
   ) {}
 
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
-    return { module: WorkerModule, imports: [CoreModule.forRoot(config, logger), BillingWorkerModule] };
+    return {
+      module: WorkerModule,
+      imports: [CoreModule.forRoot(config, logger), BillingWorkerModule, PaymentsWorkerModule],
+    };
   }
 
   async onApplicationBootstrap(): Promise<void> {

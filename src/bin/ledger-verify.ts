@@ -2,9 +2,13 @@ import 'reflect-metadata';
 import { ConfigError, loadDatabaseConfig } from 'src/config/app-config';
 import { dataSourceOptions } from 'src/database/data-source.options';
 import { findLedgerMismatches } from 'src/modules/ledger/ledger-verifier';
+import { findTopupMismatches } from 'src/modules/payments/topup-verifier';
 import { DataSource } from 'typeorm';
 
-/** `npm run ledger:verify`: exits non-zero when any account's balance differs from the sum of its ledger. */
+/**
+ * `npm run ledger:verify`: exits non-zero when any account's balance differs from the sum of its ledger,
+ * or a top-up order and its ledger entry disagree.
+ */
 async function main(): Promise<number> {
   const dataSource = new DataSource(dataSourceOptions(loadDatabaseConfig()));
   await dataSource.initialize();
@@ -16,8 +20,14 @@ async function main(): Promise<number> {
         `MISMATCH account ${m.accountId}: balance ${m.balance} nanos, ledger sum ${m.ledgerSum}, last balance_after ${m.lastBalanceAfter}\n`,
       );
     }
-    process.stdout.write(`${count} accounts checked, ${mismatches.length} mismatched\n`);
-    return mismatches.length === 0 ? 0 : 1;
+    const topups = await findTopupMismatches(dataSource);
+    for (const t of topups) {
+      process.stdout.write(`MISMATCH top-up order ${t.orderId} (${t.status}) and ledger entry ${t.entryId}\n`);
+    }
+    process.stdout.write(
+      `${count} accounts checked, ${mismatches.length} mismatched; ${topups.length} top-ups mismatched\n`,
+    );
+    return mismatches.length === 0 && topups.length === 0 ? 0 : 1;
   } finally {
     await dataSource.destroy();
   }

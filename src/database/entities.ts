@@ -6,6 +6,9 @@ import { ChannelEntity } from 'src/modules/channels/channel.entity';
 import { LedgerEntryEntity } from 'src/modules/ledger/ledger-entry.entity';
 import { ModelRouteEntity } from 'src/modules/models/model-route.entity';
 import { ModelEntity } from 'src/modules/models/model.entity';
+import { PaymentSettingsEntity } from 'src/modules/payments/payment-settings.entity';
+import { RedemptionCodeEntity } from 'src/modules/payments/redemption-code.entity';
+import { TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
 import { AccountRateLimitEntity } from 'src/modules/rate-limits/account-rate-limit.entity';
 
 export const entities = [
@@ -18,4 +21,7 @@ export const entities = [
   UsageRecordEntity,
   UsageDailyEntity,
   AccountRateLimitEntity,
+  TopupOrderEntity,
+  PaymentSettingsEntity,
+  RedemptionCodeEntity,
 ];

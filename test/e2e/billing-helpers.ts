@@ -6,6 +6,7 @@ import { Prices, referralCredit, usageCost } from 'src/modules/billing/pricing';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
 import { BalanceGateService } from 'src/modules/ledger/balance-gate.service';
 import { findLedgerMismatches } from 'src/modules/ledger/ledger-verifier';
+import { findTopupMismatches } from 'src/modules/payments/topup-verifier';
 import { Customer, HttpResult, ModelOptions, TestGateway, TestWorker } from 'test/support/gateway';
 import { DataSource } from 'typeorm';
 
@@ -223,9 +224,13 @@ export class Books {
     );
   }
 
-  /** The books balance: every account's balance is the sum of its entries and its latest balance_after. */
+  /**
+   * The books balance: every account's balance is the sum of its entries and its latest balance_after,
+   * and every paid top-up order has exactly its one entry.
+   */
   async expectBalanced(): Promise<void> {
     expect(await findLedgerMismatches(this.db)).toEqual([]);
+    expect(await findTopupMismatches(this.db)).toEqual([]);
   }
 
   /** Waits until no recorded usage is left for a request (settlement removes it after its commit). */

@@ -1,6 +1,5 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { join } from 'node:path';
 import { formatUsd } from 'src/common/money/money';
 import { Prices } from 'src/modules/billing/pricing';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
@@ -15,6 +14,7 @@ import {
   wireUsageOf,
 } from 'test/e2e/billing-helpers';
 import { Customer, TestGateway, TestWorker } from 'test/support/gateway';
+import { spawnWorker } from 'test/support/worker-process';
 import { Client } from 'pg';
 
 const INPUT_PRICE = '3.3';
@@ -23,37 +23,6 @@ const OUTPUT_PRICE = '13.7';
 // worker's periodic pass (every 5 s) then claims and settles it.
 const CHILD_LEASE_MS = 2_000;
 const RECOVERY_TIMEOUT_MS = 20_000;
-
-/** The real worker entrypoint in its own process; resolves once it reports Postgres and Redis reachable. */
-async function spawnWorker(): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'src/worker.ts'],
-    {
-      cwd: join(__dirname, '..', '..'),
-      env: { ...process.env, LOG_LEVEL: 'info', SETTLEMENT_LEASE_MS: String(CHILD_LEASE_MS) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let output = '';
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const ready = new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('worker ready')) {
-        resolve();
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`worker exited with ${code} before it was ready:\n${output}`)));
-  });
-  const timeout = setTimeout(() => child.kill('SIGKILL'), 20_000);
-  try {
-    await ready;
-  } finally {
-    clearTimeout(timeout);
-  }
-  return child;
-}
 
 describe('billing: a worker killed in the middle of a settlement', () => {
   let gateway: TestGateway;
@@ -89,7 +58,7 @@ describe('billing: a worker killed in the middle of a settlement', () => {
   it('should settle every request exactly once after a SIGKILL, charging nothing twice', async () => {
     const customer = await gateway.newCustomer({ balance: '10' });
     const before = await books.balance(customer);
-    child = await spawnWorker();
+    child = await spawnWorker({ SETTLEMENT_LEASE_MS: String(CHILD_LEASE_MS) });
 
     const settledByChild = await chatCost(customer, 'Settled before the crash');
     const afterFirst = before - settledByChild.cost;
@@ -151,7 +120,7 @@ describe('billing: a worker killed in the middle of a settlement', () => {
     // The child is the only worker until it dies.
     await worker?.close();
     worker = null;
-    child = await spawnWorker();
+    child = await spawnWorker({ SETTLEMENT_LEASE_MS: String(CHILD_LEASE_MS) });
     const answers: { requestId: string; cost: bigint }[] = [];
     let running = true;
     const clients = Array.from({ length: 6 }, async (_, client) => {

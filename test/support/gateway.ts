@@ -48,12 +48,12 @@ export class TestGateway {
     readonly adminToken: string,
   ) {}
 
-  /** `logger` receives the API's log lines, for tests of what it logs. */
-  static async start(env: Record<string, string> = {}, logger?: pino.Logger): Promise<TestGateway> {
+  /** `logger` receives the API's log lines, for tests of what it logs; `port` 0 picks a free one. */
+  static async start(env: Record<string, string> = {}, logger?: pino.Logger, port = 0): Promise<TestGateway> {
     const mock = await startMockUpstream();
     const config = loadConfig({ SHUTDOWN_GRACE_MS: '2000', ...process.env, ...env });
     const app = await createApiApp(config, logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }));
-    await app.listen(0, '127.0.0.1');
+    await app.listen(port, '127.0.0.1');
     const address = app.getHttpServer().address() as { port: number };
     return new TestGateway(app, `http://127.0.0.1:${address.port}`, mock, config.adminToken ?? '');
   }

@@ -51,4 +51,23 @@ export const metrics = {
     help: 'Completions being relayed by this process',
     registers: [metricsRegistry],
   }),
+  topups: new Counter({
+    name: 'gateway_topups_total',
+    help: 'Top-up orders by method and by what became of them (pending: created; paid; expired)',
+    labelNames: ['method', 'status'] as const,
+    registers: [metricsRegistry],
+  }),
+  paymentConfirmSeconds: new Histogram({
+    name: 'gateway_payment_confirm_seconds',
+    help: "From an order's creation to its committed credit, by what confirmed it (webhook, poller, recheck, redemption)",
+    labelNames: ['via'] as const,
+    buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 86400],
+    registers: [metricsRegistry],
+  }),
+  paymentNotifyRejected: new Counter({
+    name: 'gateway_payment_notify_rejected_total',
+    help: 'Wallet notifications that gave no credit, by provider and reason',
+    labelNames: ['provider', 'reason'] as const,
+    registers: [metricsRegistry],
+  }),
 };

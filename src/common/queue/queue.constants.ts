@@ -1,6 +1,7 @@
 /** Queues and their jobs. Each job name has exactly one handler in the worker (checked at boot). */
 export enum QueueName {
   Billing = 'billing',
+  Payments = 'payments',
 }
 
 export enum BillingJob {
@@ -35,4 +36,27 @@ export type BillingJobPayloads = {
   [BillingJob.SettleRecorded]: Record<string, never>;
   [BillingJob.SweepHolds]: Record<string, never>;
   [BillingJob.ResyncBalances]: Record<string, never>;
+};
+
+export enum PaymentJob {
+  /** Credit an order a verified notification says is paid; job id = the order's id. */
+  Confirm = 'confirm',
+  /** Ask the provider about a pending order (the poller, or an operator's recheck); at expiry, close it. */
+  Reconcile = 'reconcile',
+  /** Reconcile pending orders whose expiry passed long ago: their job chain was lost. */
+  SweepOverdue = 'sweep-overdue',
+}
+
+/** What the provider said of a payment (the stored evidence of an order). */
+export interface EvidencePayload {
+  provider: string;
+  tradeNo: string;
+  amount: string;
+  rawStatus: string;
+}
+
+export type PaymentJobPayloads = {
+  [PaymentJob.Confirm]: { orderId: string; evidence: EvidencePayload };
+  [PaymentJob.Reconcile]: { orderId: string; attempt: number; via: 'poller' | 'recheck' };
+  [PaymentJob.SweepOverdue]: Record<string, never>;
 };

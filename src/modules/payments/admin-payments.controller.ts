@@ -1,0 +1,71 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { AdminAuth } from 'src/common/decorators/auth.decorators';
+import { ApiError } from 'src/common/errors/api-error';
+import { uuidParam } from 'src/common/http/params';
+import { parseUsd } from 'src/common/money/money';
+import { PaymentSettingsDto, PaymentSettingsUpdateDto } from 'src/modules/payments/dto/payment-settings.dto';
+import { RedemptionBatchCreateDto, RedemptionBatchDto } from 'src/modules/payments/dto/redemption.dto';
+import { AdminTopupDto, AdminTopupPageDto, AdminTopupQueryDto } from 'src/modules/payments/dto/topup.dto';
+import { PaymentSettingsService } from 'src/modules/payments/payment-settings.service';
+import { RedemptionsService } from 'src/modules/payments/redemptions.service';
+import { formatRate, parseRate } from 'src/modules/payments/topup-amounts';
+import { TopupsService } from 'src/modules/payments/topups.service';
+
+@ApiTags('admin')
+@AdminAuth()
+@Controller('admin')
+export class AdminPaymentsController {
+  constructor(
+    private readonly settings: PaymentSettingsService,
+    private readonly topups: TopupsService,
+    private readonly redemptions: RedemptionsService,
+  ) {}
+
+  @Get('payments/settings')
+  async getSettings(): Promise<PaymentSettingsDto> {
+    return PaymentSettingsDto.from(await this.settings.current());
+  }
+
+  @Put('payments/settings')
+  async putSettings(@Body() dto: PaymentSettingsUpdateDto): Promise<PaymentSettingsDto> {
+    const rate = parseRate(dto.cnyPerUsd);
+    if (rate === null) {
+      throw ApiError.invalid(
+        'cnyPerUsd must be a positive decimal string with at most 6 decimals, such as "7.2".',
+        'cnyPerUsd',
+      );
+    }
+    const minTopupUsd = parseUsd(dto.minTopupUsd);
+    if (minTopupUsd === null || minTopupUsd <= 0n) {
+      throw ApiError.invalid('minTopupUsd must be a positive decimal string in USD.', 'minTopupUsd');
+    }
+    const maxTopupUsd = parseUsd(dto.maxTopupUsd);
+    if (maxTopupUsd === null || maxTopupUsd < minTopupUsd) {
+      throw ApiError.invalid('maxTopupUsd must be a decimal string in USD, at least minTopupUsd.', 'maxTopupUsd');
+    }
+    const saved = await this.settings.replace({
+      cnyPerUsd: formatRate(rate),
+      minTopupUsd,
+      maxTopupUsd,
+      orderTtlMinutes: dto.orderTtlMinutes,
+    });
+    return PaymentSettingsDto.from(saved);
+  }
+
+  @Get('topups')
+  list(@Query() query: AdminTopupQueryDto): Promise<AdminTopupPageDto> {
+    return this.topups.adminList(query);
+  }
+
+  @Post('topups/:topupId/recheck')
+  @HttpCode(200)
+  recheck(@Param('topupId', uuidParam('topupId')) topupId: string): Promise<AdminTopupDto> {
+    return this.topups.recheck(topupId);
+  }
+
+  @Post('redemption-codes')
+  createCodes(@Body() dto: RedemptionBatchCreateDto): Promise<RedemptionBatchDto> {
+    return this.redemptions.createBatch(dto);
+  }
+}

@@ -1,0 +1,46 @@
+import { Body, Controller, Get, Ip, Param, Post, Query } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { ConsoleAuth, ConsolePrincipal, CurrentPrincipal } from 'src/common/decorators/auth.decorators';
+import { uuidParam } from 'src/common/http/params';
+import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
+import { RedemptionCreateDto } from 'src/modules/payments/dto/redemption.dto';
+import { TopupCreateDto, TopupDto, TopupPageDto, TopupPageQueryDto } from 'src/modules/payments/dto/topup.dto';
+import { RedemptionsService } from 'src/modules/payments/redemptions.service';
+import { TopupsService } from 'src/modules/payments/topups.service';
+
+@ApiTags('console')
+@ConsoleAuth()
+@Controller('console')
+export class ConsoleTopupsController {
+  constructor(
+    private readonly topups: TopupsService,
+    private readonly redemptions: RedemptionsService,
+  ) {}
+
+  @Post('topups')
+  create(@CurrentPrincipal() principal: ConsolePrincipal, @Body() dto: TopupCreateDto): Promise<TopupDto> {
+    return this.topups.create(principal.accountId, dto);
+  }
+
+  @Get('topups/:topupId')
+  get(
+    @CurrentPrincipal() principal: ConsolePrincipal,
+    @Param('topupId', uuidParam('topupId')) topupId: string,
+  ): Promise<TopupDto> {
+    return this.topups.get(principal.accountId, topupId);
+  }
+
+  @Get('topups')
+  list(@CurrentPrincipal() principal: ConsolePrincipal, @Query() query: TopupPageQueryDto): Promise<TopupPageDto> {
+    return this.topups.list(principal.accountId, query);
+  }
+
+  @Post('redemptions')
+  redeem(
+    @CurrentPrincipal() principal: ConsolePrincipal,
+    @Body() dto: RedemptionCreateDto,
+    @Ip() ip: string,
+  ): Promise<LedgerEntryResponseDto> {
+    return this.redemptions.redeem(principal.accountId, dto.code, ip);
+  }
+}

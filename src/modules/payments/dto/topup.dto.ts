@@ -1,0 +1,169 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
+import { formatUsd } from 'src/common/money/money';
+import { formatAmount, TOPUP_CURRENCIES, TopupCurrency } from 'src/modules/payments/topup-amounts';
+import {
+  TOPUP_METHODS,
+  TOPUP_STATUSES,
+  TopupMethod,
+  TopupOrderEntity,
+  TopupStatus,
+} from 'src/modules/payments/topup-order.entity';
+
+export const PAYABLE_CURRENCIES = ['CNY', 'USDT'] as const;
+export const WALLET_METHODS = ['alipay', 'wechatpay'] as const;
+export const USDT_NETWORKS = ['TRC20', 'ERC20'] as const;
+
+export class TopupCreateDto {
+  @ApiProperty({ enum: PAYABLE_CURRENCIES, example: 'CNY' })
+  @IsIn(PAYABLE_CURRENCIES, { message: 'currency must be CNY or USDT' })
+  currency: (typeof PAYABLE_CURRENCIES)[number];
+
+  @ApiPropertyOptional({ enum: WALLET_METHODS, description: 'The wallet of a CNY top-up' })
+  @IsOptional()
+  @IsIn(WALLET_METHODS, { message: 'method must be alipay or wechatpay' })
+  method?: (typeof WALLET_METHODS)[number];
+
+  @ApiPropertyOptional({ enum: USDT_NETWORKS, description: 'The chain of a USDT top-up' })
+  @IsOptional()
+  @IsIn(USDT_NETWORKS, { message: 'network must be TRC20 or ERC20' })
+  network?: (typeof USDT_NETWORKS)[number];
+
+  @ApiProperty({
+    description: "Decimal string in the order's currency: CNY with at most 2 places, USDT with at most 6",
+    example: '100',
+  })
+  @IsString({ message: 'amount must be a decimal string such as "100" or "99.50"' })
+  @MaxLength(32, { message: 'amount must be a decimal string such as "100" or "99.50"' })
+  amount: string;
+}
+
+/** What the payer needs; which fields depends on the method. */
+export class TopupInstructionsDto {
+  @ApiPropertyOptional({ description: 'Alipay: the content of the QR code to show the payer' })
+  qrCode?: string;
+
+  @ApiPropertyOptional({ description: 'WeChat Pay: the code URL to render as a QR code' })
+  codeUrl?: string;
+
+  @ApiPropertyOptional({ description: 'USDT: the deposit address' })
+  address?: string;
+
+  @ApiPropertyOptional({ enum: USDT_NETWORKS })
+  network?: string;
+
+  @ApiPropertyOptional({ description: 'USDT: confirmations so far' })
+  confirmations?: number;
+
+  @ApiPropertyOptional({ description: 'USDT: confirmations that credit' })
+  required?: number;
+}
+
+export class TopupDto {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+
+  @ApiProperty({ enum: TOPUP_STATUSES })
+  status: TopupStatus;
+
+  @ApiProperty({ enum: TOPUP_CURRENCIES, description: 'USD for a redemption code' })
+  currency: TopupCurrency;
+
+  @ApiPropertyOptional({ enum: TOPUP_METHODS })
+  method?: TopupMethod;
+
+  @ApiPropertyOptional({ enum: USDT_NETWORKS })
+  network?: string;
+
+  @ApiProperty({ description: "In the order's currency, with its places (CNY 2, USDT 6)", example: '100.00' })
+  amount: string;
+
+  @ApiProperty({ description: 'USD the order adds to the balance, exact decimal string', example: '13.888888888' })
+  credit: string;
+
+  @ApiPropertyOptional({ description: 'CNY per USD, copied when the order was created', example: '7.2' })
+  rate?: string;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt: string;
+
+  @ApiPropertyOptional({ format: 'date-time' })
+  expiresAt?: string;
+
+  @ApiPropertyOptional({ format: 'date-time' })
+  paidAt?: string;
+
+  @ApiProperty({ type: TopupInstructionsDto })
+  instructions: TopupInstructionsDto;
+
+  static from(order: TopupOrderEntity): TopupDto {
+    return {
+      id: order.id,
+      status: order.status,
+      currency: order.currency,
+      ...(order.method && { method: order.method }),
+      ...(order.network && { network: order.network }),
+      amount: formatAmount(order.amount, order.currency),
+      credit: formatUsd(order.credit),
+      ...(order.rate && { rate: order.rate }),
+      createdAt: order.createdAt.toISOString(),
+      ...(order.expiresAt && { expiresAt: order.expiresAt.toISOString() }),
+      ...(order.paidAt && { paidAt: order.paidAt.toISOString() }),
+      instructions: order.instructions ?? {},
+    };
+  }
+}
+
+export class AdminTopupDto extends TopupDto {
+  @ApiProperty({ format: 'uuid' })
+  accountId: string;
+
+  static fromOrder(order: TopupOrderEntity): AdminTopupDto {
+    return { ...TopupDto.from(order), accountId: order.accountId };
+  }
+}
+
+export class TopupPageDto {
+  @ApiProperty({ type: [TopupDto] })
+  data: TopupDto[];
+
+  @ApiProperty({ type: String, nullable: true, description: 'Pass as cursor for the next page; null on the last' })
+  nextCursor: string | null;
+}
+
+export class AdminTopupPageDto {
+  @ApiProperty({ type: [AdminTopupDto] })
+  data: AdminTopupDto[];
+
+  @ApiProperty({ type: String, nullable: true })
+  nextCursor: string | null;
+}
+
+export class TopupPageQueryDto {
+  @ApiPropertyOptional({ description: 'The nextCursor of the previous page' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  cursor?: string;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'limit must be an integer from 1 to 200' })
+  @Min(1, { message: 'limit must be an integer from 1 to 200' })
+  @Max(200, { message: 'limit must be an integer from 1 to 200' })
+  limit: number = 50;
+}
+
+export class AdminTopupQueryDto extends TopupPageQueryDto {
+  @ApiPropertyOptional({ enum: TOPUP_STATUSES })
+  @IsOptional()
+  @IsIn(TOPUP_STATUSES, { message: 'status must be pending, paid or expired' })
+  status?: TopupStatus;
+
+  @ApiPropertyOptional({ format: 'uuid' })
+  @IsOptional()
+  @IsUUID('all', { message: 'accountId must be a UUID' })
+  accountId?: string;
+}

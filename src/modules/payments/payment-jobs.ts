@@ -1,0 +1,80 @@
+import { InjectQueue } from '@nestjs/bullmq';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { JobsOptions, Queue, QueueEvents } from 'bullmq';
+import { APP_CONFIG, AppConfig } from 'src/config/app-config';
+import { EvidencePayload, PaymentJob, PaymentJobPayloads, QueueName } from 'src/common/queue/queue.constants';
+
+/** A confirmation that cannot commit (Postgres away) is retried this often before the job fails. */
+const CONFIRM_ATTEMPTS = 5;
+const RETRY_OPTIONS: JobsOptions = { attempts: CONFIRM_ATTEMPTS, backoff: { type: 'exponential', delay: 500 } };
+/**
+ * A finished confirmation is kept a while, so a duplicate notification finds it and waits on nothing;
+ * a failed one is removed, so the wallet's next resend can try again under the same id.
+ */
+const CONFIRM_OPTIONS: JobsOptions = { ...RETRY_OPTIONS, removeOnComplete: { age: 3_600 }, removeOnFail: true };
+const RECONCILE_OPTIONS: JobsOptions = { ...RETRY_OPTIONS, removeOnComplete: true, removeOnFail: 1_000 };
+/** How long a webhook or a recheck waits for the worker before answering from the order as it stands. */
+const WAIT_MS = 15_000;
+
+/**
+ * The one producer of payment jobs, in both processes. The API waits for the jobs it hands over
+ * (a webhook answers the wallet only once the credit committed); the worker schedules the next poll.
+ */
+@Injectable()
+export class PaymentJobs implements OnModuleDestroy {
+  private events: QueueEvents | null = null;
+
+  constructor(
+    @InjectQueue(QueueName.Payments) private readonly queue: Queue,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * Hands a verified notification to the worker and waits for the job to end. The job id is the
+   * order's, so concurrent duplicates share one job. Resolves either way: the caller reads the order.
+   */
+  async confirmAndWait(orderId: string, evidence: EvidencePayload): Promise<void> {
+    const payload: PaymentJobPayloads[PaymentJob.Confirm] = { orderId, evidence };
+    const job = await this.queue.add(PaymentJob.Confirm, payload, { ...CONFIRM_OPTIONS, jobId: orderId });
+    await job.waitUntilFinished(await this.queueEvents(), WAIT_MS).catch(() => undefined);
+  }
+
+  /** The poll `attempt` of a pending order, after `delayMs`. */
+  async schedulePoll(orderId: string, attempt: number, delayMs: number): Promise<void> {
+    const payload: PaymentJobPayloads[PaymentJob.Reconcile] = { orderId, attempt, via: 'poller' };
+    await this.queue.add(PaymentJob.Reconcile, payload, {
+      ...RECONCILE_OPTIONS,
+      delay: delayMs,
+      jobId: `poll-${orderId}-${attempt}`,
+    });
+  }
+
+  /** An operator's recheck: the worker asks the provider now; resolves once it did (or WAIT_MS passed). */
+  async recheckAndWait(orderId: string): Promise<void> {
+    const payload: PaymentJobPayloads[PaymentJob.Reconcile] = { orderId, attempt: 0, via: 'recheck' };
+    const job = await this.queue.add(PaymentJob.Reconcile, payload, RECONCILE_OPTIONS);
+    await job.waitUntilFinished(await this.queueEvents(), WAIT_MS).catch(() => undefined);
+  }
+
+  /** A last query of an order whose poll chain was lost; one at a time per order. */
+  async scheduleOverdue(orderId: string): Promise<void> {
+    const payload: PaymentJobPayloads[PaymentJob.Reconcile] = { orderId, attempt: 0, via: 'poller' };
+    await this.queue.add(PaymentJob.Reconcile, payload, { ...RECONCILE_OPTIONS, jobId: `overdue-${orderId}` });
+  }
+
+  /** Job completions arrive on a connection of their own, opened by the first wait. */
+  private async queueEvents(): Promise<QueueEvents> {
+    if (!this.events) {
+      this.events = new QueueEvents(QueueName.Payments, {
+        connection: { url: this.config.redisUrl },
+        prefix: 'gateway',
+      });
+      await this.events.waitUntilReady();
+    }
+    return this.events;
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.events?.close();
+  }
+}

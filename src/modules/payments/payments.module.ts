@@ -1,0 +1,44 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { registerQueue } from 'src/common/queue/bull-queues';
+import { QueueName } from 'src/common/queue/queue.constants';
+import { LedgerModule } from 'src/modules/ledger/ledger.module';
+import { AdminPaymentsController } from 'src/modules/payments/admin-payments.controller';
+import { ConsoleTopupsController } from 'src/modules/payments/console-topups.controller';
+import { PaymentConfirmation } from 'src/modules/payments/payment-confirmation.service';
+import { PaymentJobs } from 'src/modules/payments/payment-jobs';
+import { PaymentProviders } from 'src/modules/payments/payment-providers';
+import { PaymentSettingsEntity } from 'src/modules/payments/payment-settings.entity';
+import { PaymentSettingsService } from 'src/modules/payments/payment-settings.service';
+import { RedemptionCodeEntity } from 'src/modules/payments/redemption-code.entity';
+import { RedemptionsService } from 'src/modules/payments/redemptions.service';
+import { TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
+import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
+import { TopupsService } from 'src/modules/payments/topups.service';
+import { WebhooksController } from 'src/modules/payments/webhooks.controller';
+import { WebhooksService } from 'src/modules/payments/webhooks.service';
+import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
+
+/** What both processes need of payments: the orders, the wallets, the one confirmation and the job producer. */
+@Module({
+  imports: [
+    TypeOrmModule.forFeature([TopupOrderEntity, PaymentSettingsEntity, RedemptionCodeEntity]),
+    registerQueue(QueueName.Payments),
+    LedgerModule,
+  ],
+  providers: [TopupOrdersRepository, PaymentProviders, PaymentConfirmation, PaymentJobs],
+  exports: [TopupOrdersRepository, PaymentProviders, PaymentConfirmation, PaymentJobs],
+})
+export class PaymentsCoreModule {}
+
+/** Payments as the API serves them: orders, webhooks, settings and redemption codes. */
+@Module({
+  imports: [
+    PaymentsCoreModule,
+    TypeOrmModule.forFeature([PaymentSettingsEntity, RedemptionCodeEntity]),
+    RateLimitsModule,
+  ],
+  controllers: [ConsoleTopupsController, AdminPaymentsController, WebhooksController],
+  providers: [TopupsService, PaymentSettingsService, RedemptionsService, WebhooksService],
+})
+export class PaymentsModule {}

@@ -1,0 +1,58 @@
+import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
+import { OnApplicationBootstrap } from '@nestjs/common';
+import { Job, Queue, UnrecoverableError } from 'bullmq';
+import { PaymentJob, PaymentJobPayloads, QueueName } from 'src/common/queue/queue.constants';
+import { ConfirmationRefused, PaymentConfirmation } from 'src/modules/payments/payment-confirmation.service';
+import { ReconciliationService } from 'src/modules/payments/reconciliation.service';
+
+const SWEEP_OVERDUE_EVERY_MS = 60_000;
+
+/**
+ * The payment-confirmation worker; registered only in the worker process. A confirmation is short, so
+ * its lock is short: a worker killed in the middle (its transaction rolled back by Postgres) has its job
+ * picked up again by another within seconds.
+ */
+@Processor(QueueName.Payments, { concurrency: 8, lockDuration: 10_000, stalledInterval: 5_000 })
+export class PaymentsProcessor extends WorkerHost implements OnApplicationBootstrap {
+  constructor(
+    private readonly confirmation: PaymentConfirmation,
+    private readonly reconciliation: ReconciliationService,
+    @InjectQueue(QueueName.Payments) private readonly queue: Queue,
+  ) {
+    super();
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.queue.upsertJobScheduler(
+      PaymentJob.SweepOverdue,
+      { every: SWEEP_OVERDUE_EVERY_MS },
+      { name: PaymentJob.SweepOverdue, opts: { removeOnComplete: true, removeOnFail: 1_000 } },
+    );
+  }
+
+  async process(job: Job<PaymentJobPayloads[PaymentJob], unknown, string>): Promise<unknown> {
+    const name = job.name as PaymentJob;
+    switch (name) {
+      case PaymentJob.Confirm:
+        return this.confirm(job.data as PaymentJobPayloads[PaymentJob.Confirm]);
+      case PaymentJob.Reconcile: {
+        const { orderId, attempt, via } = job.data as PaymentJobPayloads[PaymentJob.Reconcile];
+        return this.reconciliation.reconcile(orderId, attempt, via);
+      }
+      case PaymentJob.SweepOverdue:
+        return this.reconciliation.sweepOverdue();
+      default:
+        throw new Error(`No handler for payment job '${String(name)}'`);
+    }
+  }
+
+  private async confirm({ orderId, evidence }: PaymentJobPayloads[PaymentJob.Confirm]): Promise<string> {
+    try {
+      return (await this.confirmation.confirm(orderId, evidence, 'webhook')).outcome;
+    } catch (error) {
+      // The webhook checked the order and amount before handing the job over; refused here means the
+      // order changed meanwhile, and no retry can change the answer.
+      throw error instanceof ConfirmationRefused ? new UnrecoverableError(error.message) : error;
+    }
+  }
+}

@@ -1,0 +1,116 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Logger } from 'pino';
+import { LOGGER } from 'src/common/logging/logger';
+import { metrics } from 'src/common/metrics/metrics';
+import { APP_CONFIG, AppConfig } from 'src/config/app-config';
+import { ConfirmationRefused, PaymentConfirmation } from 'src/modules/payments/payment-confirmation.service';
+import { PaymentJobs } from 'src/modules/payments/payment-jobs';
+import { PaymentProviders } from 'src/modules/payments/payment-providers';
+import { delayUntilPoll } from 'src/modules/payments/poll-schedule';
+import { paymentOrderOf } from 'src/modules/payments/payment-order';
+import { ProviderUnavailable } from 'src/modules/payments/providers/payment-provider';
+import { StoredEvidence, TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
+import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
+
+/** Pending orders past their expiry by more than this had their poll chain lost: the sweep picks them up. */
+export const OVERDUE_GRACE_MS = 5 * 60_000;
+const OVERDUE_BATCH = 500;
+
+/** The wallets' words for a trade they closed themselves (Alipay, WeChat Pay). */
+const CLOSED_STATES = new Set(['TRADE_CLOSED', 'CLOSED']);
+
+export type ReconcileVia = 'poller' | 'recheck';
+
+/**
+ * Our own query of a pending order, so that a lost or refused notification never loses a payment:
+ * at the poll schedule's times, at an operator's recheck, and once more at expiry, after which the
+ * payment is closed at the provider and the order expires.
+ */
+@Injectable()
+export class ReconciliationService {
+  constructor(
+    private readonly orders: TopupOrdersRepository,
+    private readonly providers: PaymentProviders,
+    private readonly confirmation: PaymentConfirmation,
+    private readonly jobs: PaymentJobs,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async reconcile(orderId: string, attempt: number, via: ReconcileVia): Promise<string> {
+    const order = await this.orders.findById(orderId);
+    // Redemptions are paid when created; only wallet orders are ever pending at a provider.
+    if (!order || order.status === 'paid' || order.method === 'redemption') {
+      return order?.status ?? 'unknown';
+    }
+    const provider = this.providers.get(order.method);
+    if (!provider) {
+      this.logger.warn({ orderId, method: order.method }, 'cannot reconcile an order: its method is not configured');
+      return 'unconfigured';
+    }
+    const expired = order.expiresAt !== null && Date.now() >= order.expiresAt.getTime();
+    const request = paymentOrderOf(order);
+    try {
+      const state = await provider.query(request);
+      if (state.state === 'paid') {
+        return await this.credit(order, state.evidence, via);
+      }
+      if (expired && order.status === 'pending') {
+        // A trade the wallet already closed (its own timeout) cannot be closed again: some wallets refuse.
+        if (!CLOSED_STATES.has(state.rawStatus)) {
+          await provider.close(request);
+        }
+        if (await this.orders.markExpired(order.id, true)) {
+          metrics.topups.inc({ method: provider.method, status: 'expired' });
+        }
+        return 'expired';
+      }
+    } catch (error) {
+      if (!(error instanceof ProviderUnavailable)) {
+        throw error;
+      }
+      this.logger.warn(
+        { orderId, method: provider.method, err: error.message },
+        'could not ask the provider about an order',
+      );
+    }
+    if (via === 'poller' && order.status === 'pending') {
+      await this.scheduleNext(order, attempt, expired);
+    }
+    return order.status;
+  }
+
+  private async credit(order: TopupOrderEntity, evidence: StoredEvidence, via: ReconcileVia): Promise<string> {
+    try {
+      await this.confirmation.confirm(order.id, evidence, via);
+      return 'paid';
+    } catch (error) {
+      if (!(error instanceof ConfirmationRefused)) {
+        throw error;
+      }
+      // The provider says paid, but not this order's amount: money arrived that no rule credits. An
+      // operator settles it by hand; asking again would only say the same.
+      this.logger.error(
+        { orderId: order.id, reason: error.reason },
+        'the provider reports a payment that cannot pay its order',
+      );
+      return 'refused';
+    }
+  }
+
+  /** Pending orders long past expiry get their last query again (a lost job, a long outage of the provider). */
+  async sweepOverdue(): Promise<number> {
+    const overdue = await this.orders.overdue(OVERDUE_GRACE_MS, OVERDUE_BATCH);
+    await Promise.all(overdue.map((orderId) => this.jobs.scheduleOverdue(orderId)));
+    return overdue.length;
+  }
+
+  private async scheduleNext(order: TopupOrderEntity, attempt: number, expired: boolean): Promise<void> {
+    const delays = this.config.payments.pollDelaysMs;
+    // Past expiry the provider did not answer: ask again at the schedule's longest interval.
+    const delay = expired
+      ? delays[delays.length - 1]
+      : delayUntilPoll(attempt + 1, delays, order.createdAt, order.expiresAt ?? new Date(), Date.now());
+    await this.jobs.schedulePoll(order.id, attempt + 1, delay);
+  }
+}

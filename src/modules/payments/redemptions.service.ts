@@ -1,0 +1,135 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { randomUUID } from 'node:crypto';
+import { ApiError, ErrorKind } from 'src/common/errors/api-error';
+import { formatUsd, parseUsd } from 'src/common/money/money';
+import { throttleAddress } from 'src/modules/auth/client-address';
+import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
+import { RedemptionBatchCreateDto, RedemptionBatchDto } from 'src/modules/payments/dto/redemption.dto';
+import { PaymentConfirmation } from 'src/modules/payments/payment-confirmation.service';
+import { RedemptionCodeEntity } from 'src/modules/payments/redemption-code.entity';
+import { hashRedemptionCode, newRedemptionCode, normalizeRedemptionCode } from 'src/modules/payments/redemption-codes';
+import { formatAmount } from 'src/modules/payments/topup-amounts';
+import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
+import { LimiterFailurePolicy } from 'src/modules/rate-limits/limiter-failure.policy';
+import { RedisThrottlerStorage } from 'src/modules/rate-limits/redis-throttler.storage';
+import { DataSource } from 'typeorm';
+
+const MINUTE_MS = 60_000;
+/** Tries per minute: plenty for a person typing a code, nothing for someone guessing one. */
+const TRIES_PER_ACCOUNT = 10;
+const TRIES_PER_ADDRESS = 30;
+
+const unusable = () => ApiError.invalid('code is unknown, already used or expired.', 'code');
+
+/** Redemption codes: the third way money comes in, paid through the same confirmation as any order. */
+@Injectable()
+export class RedemptionsService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly orders: TopupOrdersRepository,
+    private readonly confirmation: PaymentConfirmation,
+    private readonly throttle: RedisThrottlerStorage,
+    private readonly limiterFailures: LimiterFailurePolicy,
+  ) {}
+
+  /** A batch of codes, shown this once: only their hashes are kept. */
+  async createBatch(dto: RedemptionBatchCreateDto): Promise<RedemptionBatchDto> {
+    const amount = parseUsd(dto.amount);
+    if (amount === null || amount <= 0n) {
+      throw ApiError.invalid('amount must be a positive decimal string in USD with at most 9 decimals.', 'amount');
+    }
+    const expiresAt = dto.expiresAt === undefined ? null : new Date(dto.expiresAt);
+    if (expiresAt && expiresAt.getTime() <= Date.now()) {
+      throw ApiError.invalid('expiresAt must be in the future.', 'expiresAt');
+    }
+    const batchId = randomUUID();
+    const codes = Array.from({ length: dto.count }, () => newRedemptionCode());
+    await this.dataSource.getRepository(RedemptionCodeEntity).insert(
+      codes.map((code) => ({
+        codeHash: hashRedemptionCode(normalizeRedemptionCode(code)!),
+        amount,
+        batchId,
+        expiresAt,
+      })),
+    );
+    const shown = { amount: formatUsd(amount), expiresAt: expiresAt?.toISOString() ?? null };
+    return { data: codes.map((code) => ({ code, ...shown })) };
+  }
+
+  /**
+   * Claims the code and pays a top-up order of its amount in one transaction: the claim is a conditional
+   * update, so of any number of concurrent tries exactly one finds the code unused, and the others 400.
+   */
+  async redeem(accountId: string, typed: string, ip: string): Promise<LedgerEntryResponseDto> {
+    await this.admit(accountId, ip);
+    const code = normalizeRedemptionCode(typed);
+    if (code === null) {
+      throw unusable();
+    }
+    const confirmation = await this.dataSource.transaction(async (manager) => {
+      const [claimed] = await manager.query<{ id: string; amount: string }[]>(
+        `WITH claimed AS (
+           UPDATE redemption_codes SET redeemed_at = now(), redeemed_by = $2
+           WHERE code_hash = $1 AND redeemed_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+           RETURNING id, amount
+         ) SELECT * FROM claimed`,
+        [hashRedemptionCode(code), accountId],
+      );
+      if (!claimed) {
+        throw unusable();
+      }
+      const amount = BigInt(claimed.amount);
+      const order = await this.orders.create(
+        {
+          accountId,
+          currency: 'USD',
+          method: 'redemption',
+          network: null,
+          amount,
+          credit: amount,
+          rate: null,
+          expiresAt: null,
+        },
+        manager,
+      );
+      await manager.update(RedemptionCodeEntity, { id: claimed.id }, { orderId: order.id });
+      const evidence = {
+        provider: 'redemption',
+        tradeNo: claimed.id,
+        amount: formatAmount(amount, 'USD'),
+        rawStatus: 'REDEEMED',
+      };
+      return this.confirmation.confirm(order.id, evidence, 'redemption', manager);
+    });
+    await this.confirmation.announce(confirmation);
+    if (confirmation.outcome !== 'credited') {
+      // A fresh order cannot have been paid before: reaching here means the invariant broke.
+      throw new ApiError(ErrorKind.Internal, 'The redemption could not be credited.');
+    }
+    return LedgerEntryResponseDto.from(confirmation.entry);
+  }
+
+  /** Tries per account and per client address, in Redis; refused while Redis is away (guessing must stay bounded). */
+  private async admit(accountId: string, ip: string): Promise<void> {
+    const windows = [
+      { key: `gw:redeem:account:${accountId}`, limit: TRIES_PER_ACCOUNT },
+      { key: `gw:redeem:ip:${throttleAddress(ip)}`, limit: TRIES_PER_ADDRESS },
+    ];
+    const record = await this.limiterFailures.check(
+      () => this.throttle.incrementWindows(windows, MINUTE_MS),
+      null,
+      'closed',
+    );
+    if (record && record.refusedBy >= 0) {
+      const retryAfter = Math.max(1, Math.ceil(record.resetMs / 1000));
+      throw new ApiError(
+        ErrorKind.RateLimited,
+        `Too many redemption attempts. Retry after ${retryAfter}s.`,
+        null,
+        undefined,
+        { 'retry-after': String(retryAfter) },
+      );
+    }
+  }
+}

@@ -1,0 +1,88 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { ConfirmedVia, StoredEvidence, TopupOrderEntity, TopupStatus } from 'src/modules/payments/topup-order.entity';
+import { EntityManager, Repository } from 'typeorm';
+
+export type NewTopupOrder = Pick<
+  TopupOrderEntity,
+  'accountId' | 'currency' | 'method' | 'network' | 'amount' | 'credit' | 'rate' | 'expiresAt'
+>;
+
+export interface TopupFilter {
+  accountId?: string;
+  status?: TopupStatus;
+  /** Rows created before this seq (the cursor). */
+  beforeSeq?: string | null;
+  limit: number;
+}
+
+@Injectable()
+export class TopupOrdersRepository {
+  constructor(@InjectRepository(TopupOrderEntity) private readonly orders: Repository<TopupOrderEntity>) {}
+
+  async create(order: NewTopupOrder, manager?: EntityManager): Promise<TopupOrderEntity> {
+    const repository = manager ? manager.getRepository(TopupOrderEntity) : this.orders;
+    return repository.save(repository.create({ ...order, status: 'pending' }));
+  }
+
+  findById(id: string): Promise<TopupOrderEntity | null> {
+    return this.orders.findOneBy({ id });
+  }
+
+  /** Newest first. */
+  list(filter: TopupFilter): Promise<TopupOrderEntity[]> {
+    const query = this.orders.createQueryBuilder('o').orderBy('o.seq', 'DESC').limit(filter.limit);
+    if (filter.accountId) {
+      query.andWhere('o.account_id = :accountId', { accountId: filter.accountId });
+    }
+    if (filter.status) {
+      query.andWhere('o.status = :status', { status: filter.status });
+    }
+    if (filter.beforeSeq) {
+      query.andWhere('o.seq < :beforeSeq', { beforeSeq: filter.beforeSeq });
+    }
+    return query.getMany();
+  }
+
+  async setInstructions(id: string, instructions: Record<string, unknown>): Promise<void> {
+    await this.orders.query('UPDATE topup_orders SET instructions = $2::jsonb WHERE id = $1', [
+      id,
+      JSON.stringify(instructions),
+    ]);
+  }
+
+  /**
+   * pending → paid, or expired → paid (a late payment is still credited), in the caller's transaction.
+   * False when the order is already paid (or does not exist): the conditional update makes a repeat a no-op.
+   */
+  async markPaid(manager: EntityManager, id: string, evidence: StoredEvidence, via: ConfirmedVia): Promise<boolean> {
+    const result = await manager
+      .createQueryBuilder()
+      .update(TopupOrderEntity)
+      .set({ status: 'paid', paidAt: () => 'now()', evidence, providerTradeNo: evidence.tradeNo, confirmedVia: via })
+      .where('id = :id AND status IN (:...from)', { id, from: ['pending', 'expired'] })
+      .execute();
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** pending → expired, once the provider closed the payment (or never created it); false when it was no longer pending. */
+  async markExpired(id: string, closed: boolean): Promise<boolean> {
+    const result = await this.orders
+      .createQueryBuilder()
+      .update(TopupOrderEntity)
+      .set(closed ? { status: 'expired', closedAt: () => 'now()' } : { status: 'expired' })
+      .where("id = :id AND status = 'pending'", { id })
+      .execute();
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** Pending orders whose expiry passed more than `graceMs` ago: their reconciliation was lost. */
+  async overdue(graceMs: number, limit: number): Promise<string[]> {
+    const rows = await this.orders.query<{ id: string }[]>(
+      `SELECT id FROM topup_orders WHERE status = 'pending' AND expires_at < now() - make_interval(secs => $1)
+       ORDER BY expires_at LIMIT $2`,
+      [graceMs / 1000, limit],
+    );
+    return rows.map((row) => row.id);
+  }
+}

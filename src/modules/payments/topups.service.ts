@@ -1,0 +1,161 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Logger } from 'pino';
+import { ApiError, ErrorKind } from 'src/common/errors/api-error';
+import { Cursor, decodeCursor, encodeCursor } from 'src/common/http/cursor';
+import { LOGGER } from 'src/common/logging/logger';
+import { metrics } from 'src/common/metrics/metrics';
+import { formatUsd } from 'src/common/money/money';
+import { APP_CONFIG, AppConfig } from 'src/config/app-config';
+import {
+  AdminTopupDto,
+  AdminTopupPageDto,
+  AdminTopupQueryDto,
+  TopupCreateDto,
+  TopupDto,
+  TopupPageDto,
+  TopupPageQueryDto,
+} from 'src/modules/payments/dto/topup.dto';
+import { PaymentJobs } from 'src/modules/payments/payment-jobs';
+import { PaymentProviders } from 'src/modules/payments/payment-providers';
+import { PaymentSettingsService } from 'src/modules/payments/payment-settings.service';
+import { delayUntilPoll } from 'src/modules/payments/poll-schedule';
+import { ProviderUnavailable } from 'src/modules/payments/providers/payment-provider';
+import { paymentOrderOf } from 'src/modules/payments/payment-order';
+import { creditForCny, parseAmount, parseRate } from 'src/modules/payments/topup-amounts';
+import { TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
+import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
+
+const validSeq = (position: Cursor) => position.length === 1 && /^\d{1,19}$/.test(position[0]);
+
+/** Top-up orders as customers and operators see them. */
+@Injectable()
+export class TopupsService {
+  constructor(
+    private readonly orders: TopupOrdersRepository,
+    private readonly settings: PaymentSettingsService,
+    private readonly providers: PaymentProviders,
+    private readonly jobs: PaymentJobs,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /**
+   * A CNY order: the amount is checked, the operator's rate copied, the payment created at the wallet
+   * and the poller scheduled. USDT orders come with the chain watchers; until then no network is configured.
+   */
+  async create(accountId: string, dto: TopupCreateDto): Promise<TopupDto> {
+    if (dto.currency === 'USDT') {
+      throw ApiError.invalid('USDT top-ups are not configured on this gateway.', 'network');
+    }
+    if (dto.network !== undefined) {
+      throw ApiError.invalid('network applies to USDT top-ups only.', 'network');
+    }
+    const amount = parseAmount(dto.amount, 'CNY');
+    if (amount === null) {
+      throw ApiError.invalid(
+        'amount must be a positive decimal string in CNY with at most 2 decimals, such as "100" or "99.50".',
+        'amount',
+      );
+    }
+    const provider = this.providers.get(dto.method ?? null);
+    if (!dto.method || !provider) {
+      throw ApiError.invalid(
+        dto.method
+          ? `${dto.method} is not configured on this gateway.`
+          : 'method is required for CNY: alipay or wechatpay.',
+        'method',
+      );
+    }
+    const settings = await this.settings.current();
+    const rate = settings.cnyPerUsd === null ? null : parseRate(settings.cnyPerUsd);
+    if (rate === null) {
+      throw ApiError.invalid('CNY top-ups are not available yet: no exchange rate is configured.', 'currency');
+    }
+    const credit = creditForCny(amount, rate);
+    if (credit < settings.minTopupUsd || credit > settings.maxTopupUsd) {
+      throw ApiError.invalid(
+        `amount must buy from ${formatUsd(settings.minTopupUsd)} to ${formatUsd(settings.maxTopupUsd)} USD (at ${settings.cnyPerUsd} CNY per USD).`,
+        'amount',
+      );
+    }
+    const order = await this.orders.create({
+      accountId,
+      currency: 'CNY',
+      method: dto.method,
+      network: null,
+      amount,
+      credit,
+      rate: settings.cnyPerUsd,
+      expiresAt: new Date(Date.now() + settings.orderTtlMinutes * 60_000),
+    });
+    metrics.topups.inc({ method: dto.method, status: 'pending' });
+    // The poller runs whatever the wallet answers now: if the payment was created after all, it finds
+    // it; if not, the order expires at its time.
+    await this.schedulePolling(order);
+    try {
+      order.instructions = { ...(await provider.createPayment(paymentOrderOf(order))) };
+    } catch (error) {
+      if (!(error instanceof ProviderUnavailable)) {
+        throw error;
+      }
+      this.logger.warn(
+        { orderId: order.id, method: dto.method, err: error.message },
+        'the wallet did not create a payment',
+      );
+      throw new ApiError(
+        ErrorKind.UpstreamUnreachable,
+        `${dto.method} did not answer; no payment was created. Try again in a moment.`,
+      );
+    }
+    await this.orders.setInstructions(order.id, order.instructions);
+    return TopupDto.from(order);
+  }
+
+  async get(accountId: string, orderId: string): Promise<TopupDto> {
+    const order = await this.orders.findById(orderId);
+    // Another account's order is as unknown as a missing one.
+    if (!order || order.accountId !== accountId) {
+      throw new ApiError(ErrorKind.NotFound, `No top-up with id '${orderId}'.`, 'topupId');
+    }
+    return TopupDto.from(order);
+  }
+
+  async list(accountId: string, query: TopupPageQueryDto): Promise<TopupPageDto> {
+    return this.page({ accountId }, query, (order) => TopupDto.from(order));
+  }
+
+  async adminList(query: AdminTopupQueryDto): Promise<AdminTopupPageDto> {
+    return this.page({ accountId: query.accountId, status: query.status }, query, (order) =>
+      AdminTopupDto.fromOrder(order),
+    );
+  }
+
+  /** An operator asks the provider now (in the worker, like every confirmation) and sees the result. */
+  async recheck(orderId: string): Promise<AdminTopupDto> {
+    if (!(await this.orders.findById(orderId))) {
+      throw new ApiError(ErrorKind.NotFound, `No top-up with id '${orderId}'.`, 'topupId');
+    }
+    await this.jobs.recheckAndWait(orderId);
+    return AdminTopupDto.fromOrder((await this.orders.findById(orderId))!);
+  }
+
+  private async page<Item>(
+    filter: { accountId?: string; status?: TopupOrderEntity['status'] },
+    query: TopupPageQueryDto,
+    map: (order: TopupOrderEntity) => Item,
+  ): Promise<{ data: Item[]; nextCursor: string | null }> {
+    const cursor = decodeCursor(query.cursor, validSeq);
+    const rows = await this.orders.list({ ...filter, beforeSeq: cursor?.[0] ?? null, limit: query.limit + 1 });
+    const page = rows.slice(0, query.limit);
+    const more = rows.length > query.limit;
+    return { data: page.map(map), nextCursor: more ? encodeCursor([page[page.length - 1].seq]) : null };
+  }
+
+  private async schedulePolling(order: TopupOrderEntity): Promise<void> {
+    const delay = delayUntilPoll(0, this.config.payments.pollDelaysMs, order.createdAt, order.expiresAt!, Date.now());
+    // Without Redis the order still stands: the worker's sweep of overdue orders asks about it after its expiry.
+    await this.jobs.schedulePoll(order.id, 0, delay).catch((error: Error) => {
+      this.logger.warn({ orderId: order.id, err: error.message }, 'could not schedule the polling of an order');
+    });
+  }
+}

@@ -1,0 +1,57 @@
+import { FastifyInstance, FastifyRequest } from 'fastify';
+import { Readable } from 'node:stream';
+import { SMALL_BODY_LIMIT_BYTES } from 'src/common/http/body-limits';
+
+const WEBHOOKS = '/webhooks/';
+const RAW_BODY = Symbol('webhookRawBody');
+
+type WithRawBody = FastifyRequest & { [RAW_BODY]?: Buffer };
+
+/** A body over the limit, answered 413 by Fastify's own handling of this code. */
+class BodyTooLarge extends Error {
+  readonly statusCode = 413;
+  readonly code = 'FST_ERR_CTP_BODY_TOO_LARGE';
+}
+
+/** What every route but /webhooks answers to a form, as it does to any content type it does not take. */
+class UnsupportedForm extends Error {
+  readonly statusCode = 415;
+  readonly code = 'FST_ERR_CTP_INVALID_MEDIA_TYPE';
+}
+
+/**
+ * Wallets sign the exact bytes they send, so /webhooks keeps them: Alipay posts a form, which no other
+ * route takes, and WeChat Pay posts JSON, whose parsed form cannot be signed over again. Bounded like
+ * any body outside /v1.
+ */
+export function keepWebhookBodies(fastify: FastifyInstance): void {
+  fastify.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (request, body, done) =>
+    request.url.startsWith(WEBHOOKS)
+      ? done(null, body)
+      : done(new UnsupportedForm('Unsupported Media Type'), undefined),
+  );
+  fastify.addHook('preParsing', async (request, _reply, payload) => {
+    if (!request.url.startsWith(WEBHOOKS)) {
+      return payload;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of payload as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > SMALL_BODY_LIMIT_BYTES) {
+        throw new BodyTooLarge('The request body is too large.');
+      }
+      chunks.push(chunk);
+    }
+    const body = Buffer.concat(chunks, size);
+    (request as WithRawBody)[RAW_BODY] = body;
+    const copy = Readable.from([body]) as Readable & { receivedEncodedLength?: number };
+    copy.receivedEncodedLength = body.length;
+    return copy;
+  });
+}
+
+/** The exact bytes of a webhook's body (empty when it had none). */
+export function rawBodyOf(request: FastifyRequest): Buffer {
+  return (request as WithRawBody)[RAW_BODY] ?? Buffer.alloc(0);
+}

@@ -1,0 +1,91 @@
+import { ChildProcess } from 'node:child_process';
+import { orderNoOf } from 'src/modules/payments/topup-order.entity';
+import { Client } from 'pg';
+import { Books } from 'test/e2e/billing-helpers';
+import { openDb } from 'test/e2e/e2e-helpers';
+import { freePort } from 'test/support/free-port';
+import { Customer, HttpResult, TestGateway } from 'test/support/gateway';
+import { spawnWorker, stopWorker } from 'test/support/worker-process';
+import { startFakeAlipay } from 'tools/fake-wallets/fake-alipay';
+import { FakeWallet } from 'tools/fake-wallets/fake-wallet';
+import { startFakeWechatPay } from 'tools/fake-wallets/fake-wechatpay';
+
+export const CNY_PER_USD = '7.2';
+
+/** A gateway with both fake wallets configured, the worker in its own process, and the operator's settings. */
+export interface PaymentsWorld {
+  gateway: TestGateway;
+  books: Books;
+  db: Client;
+  alipay: FakeWallet;
+  wechatpay: FakeWallet;
+  /** The environment of the API and the worker. */
+  env: Record<string, string>;
+  /** The worker process; tests that kill it start another with `restartWorker`. */
+  worker: ChildProcess | null;
+  restartWorker(): Promise<void>;
+  wallet(method: 'alipay' | 'wechatpay'): FakeWallet;
+}
+
+/**
+ * Sets up a PaymentsWorld before the suite (polls every `pollDelaysMs` unless told otherwise) and checks
+ * after every test that the books balance and every paid order has exactly its one entry.
+ */
+export function usePaymentsWorld(options: { pollDelaysMs?: string } = {}): PaymentsWorld {
+  const world = {} as PaymentsWorld;
+  beforeAll(async () => {
+    world.alipay = await startFakeAlipay();
+    world.wechatpay = await startFakeWechatPay();
+    const port = await freePort();
+    world.env = {
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      ...world.alipay.env,
+      ...world.wechatpay.env,
+      // Long enough by default that a test decides when the poller runs (recheck), short when it is the subject.
+      PAYMENT_POLL_DELAYS_MS: options.pollDelaysMs ?? '600000',
+    };
+    world.gateway = await TestGateway.start(world.env, undefined, port);
+    world.books = await Books.open(world.gateway);
+    world.db = await openDb();
+    world.restartWorker = async () => {
+      await stopWorker(world.worker);
+      world.worker = await spawnWorker(world.env);
+    };
+    world.wallet = (method) => (method === 'alipay' ? world.alipay : world.wechatpay);
+    world.worker = await spawnWorker(world.env);
+    const settings = await world.gateway.admin('PUT', '/admin/payments/settings', {
+      cnyPerUsd: CNY_PER_USD,
+      minTopupUsd: '1',
+      maxTopupUsd: '10000',
+      orderTtlMinutes: 30,
+    });
+    expect(settings.status).toBe(200);
+  }, 60_000);
+  afterEach(() => world.books.expectBalanced());
+  afterAll(async () => {
+    await stopWorker(world.worker, 'SIGTERM');
+    await world.db.end();
+    await world.books.close();
+    await world.gateway.close();
+    await world.alipay.close();
+    await world.wechatpay.close();
+  });
+  return world;
+}
+
+/** Creates a CNY top-up through the console; expects 201. */
+export async function createTopup(
+  world: PaymentsWorld,
+  customer: Customer,
+  method: 'alipay' | 'wechatpay',
+  amount: string,
+): Promise<any> {
+  const response: HttpResult = await world.gateway.call('POST', '/console/topups', {
+    token: customer.token,
+    body: { currency: 'CNY', method, amount },
+  });
+  expect(response.status).toBe(201);
+  return response.body;
+}
+
+export { orderNoOf };

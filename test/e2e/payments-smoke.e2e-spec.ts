@@ -1,0 +1,24 @@
+import { usd } from 'test/e2e/billing-helpers';
+import { createTopup, orderNoOf, usePaymentsWorld } from 'test/e2e/payments-helpers';
+
+describe('payments: a top-up paid in a wallet', () => {
+  const world = usePaymentsWorld();
+
+  it.each(['alipay', 'wechatpay'] as const)(
+    'should credit a %s payment once, from its notification alone',
+    async (method) => {
+      const customer = await world.gateway.newCustomer({ balance: '0' });
+      const topup = await createTopup(world, customer, method, '100');
+      expect(topup).toMatchObject({ status: 'pending', currency: 'CNY', method, amount: '100.00', rate: '7.2' });
+      expect(topup.credit).toBe('13.888888888');
+      expect(method === 'alipay' ? topup.instructions.qrCode : topup.instructions.codeUrl).toEqual(expect.any(String));
+
+      const answers = await world.wallet(method).pay(orderNoOf(topup.id));
+      expect(answers).toEqual([method === 'alipay' ? { status: 200, body: 'success' } : { status: 204, body: '' }]);
+
+      expect(await world.books.balance(customer)).toBe(usd('13.888888888'));
+      const read = await world.gateway.call('GET', `/console/topups/${topup.id}`, { token: customer.token });
+      expect(read.body).toMatchObject({ status: 'paid', paidAt: expect.any(String) });
+    },
+  );
+});
