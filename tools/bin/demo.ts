@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { AppConfig, loadConfig } from 'src/config/app-config';
 import { DataSource } from 'typeorm';
+import { startFakeAlipay } from 'tools/fake-wallets/fake-alipay';
+import { FakeWallet } from 'tools/fake-wallets/fake-wallet';
 import { PRODUCT_DIST, productDataSourceOptions } from 'tools/product-dist';
 
 /* eslint-disable no-console -- this is an interactive developer tool; its output is for a person. */
@@ -13,12 +15,17 @@ const DEMO_ADMIN_TOKEN = 'demo-admin-token-change-me';
 const DEMO_EMAIL = 'demo@example.com';
 const DEMO_PASSWORD = 'demo-password';
 const MOCK_PORT = Number(process.env.MOCK_UPSTREAM_PORT ?? 9000);
+const FAKE_ALIPAY_PORT = Number(process.env.FAKE_ALIPAY_PORT ?? 9100);
 const children: ChildProcess[] = [];
 
 /** `npm run demo`: database, migrations, mock upstream, API and worker, a seeded catalog, account and key. */
 async function main(): Promise<void> {
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: process.env.NODE_ENV ?? 'development' };
   env.ADMIN_TOKEN ??= DEMO_ADMIN_TOKEN;
+  // Top-ups go to our fake Alipay unless a real merchant is configured.
+  const fakeAlipay = env.ALIPAY_APP_ID ? null : await startFakeAlipay({ port: FAKE_ALIPAY_PORT });
+  Object.assign(env, fakeAlipay?.env);
+  env.PUBLIC_BASE_URL ??= `http://127.0.0.1:${env.PORT ?? 3000}`;
   const config = loadConfig(env);
   await ensureDatabase(config);
   await migrate(config);
@@ -31,7 +38,8 @@ async function main(): Promise<void> {
 
   const admin: AdminCall = (method, path, body, headers) => call(base, method, path, env.ADMIN_TOKEN, body, headers);
   await seedCatalog(admin);
-  const key = await seedCustomer(base, admin);
+  const { key, accessToken } = await seedCustomer(base, admin);
+  const topUp = await seedTopup(base, admin, accessToken, fakeAlipay);
 
   console.log(`
 Gateway demo is running (API ${base}, mock upstream http://127.0.0.1:${MOCK_PORT}). Ctrl-C stops everything.
@@ -44,7 +52,7 @@ Gateway demo is running (API ${base}, mock upstream http://127.0.0.1:${MOCK_PORT
 Try it:
 
   curl ${base}/v1/chat/completions -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" -d '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Hello!"}]}'
-`);
+${topUp}`);
 }
 
 async function ensureDatabase(config: AppConfig): Promise<void> {
@@ -150,7 +158,7 @@ async function seedCatalog(admin: AdminCall): Promise<void> {
   }
 }
 
-async function seedCustomer(base: string, admin: AdminCall): Promise<string> {
+async function seedCustomer(base: string, admin: AdminCall): Promise<{ key: string; accessToken: string }> {
   const credentials = { email: DEMO_EMAIL, password: DEMO_PASSWORD };
   let session = await call(base, 'POST', '/console/auth/register', undefined, credentials);
   if (session.status === 409) {
@@ -163,7 +171,33 @@ async function seedCustomer(base: string, admin: AdminCall): Promise<string> {
     admin('POST', `/admin/accounts/${account.id}/adjustments`, credit, { 'idempotency-key': 'demo-seed' }),
   );
   const key = await call(base, 'POST', '/console/keys', accessToken, { name: `demo ${new Date().toISOString()}` });
-  return (key.json as { key: string }).key;
+  return { key: (key.json as { key: string }).key, accessToken };
+}
+
+/**
+ * The payment settings, and with the fake Alipay a pending top-up of 72 CNY ($10 at 7.2) whose payment
+ * is one curl away; returns the lines that say how.
+ */
+async function seedTopup(base: string, admin: AdminCall, token: string, fake: FakeWallet | null): Promise<string> {
+  const settings = { cnyPerUsd: '7.2', minTopupUsd: '1', maxTopupUsd: '10000', orderTtlMinutes: 30 };
+  await expectOk(admin('PUT', '/admin/payments/settings', settings));
+  const create = `curl ${base}/console/topups -H "Authorization: Bearer ${token}" -H "Content-Type: application/json" -d '{"currency":"CNY","method":"alipay","amount":"72"}'`;
+  if (!fake) {
+    return `\nTop up with Alipay (your merchant):\n\n  ${create}\n`;
+  }
+  const order = await call(base, 'POST', '/console/topups', token, { currency: 'CNY', method: 'alipay', amount: '72' });
+  const orderNo = String(order.json.id).replace(/-/g, '');
+  return `
+Top up through our fake Alipay (http://127.0.0.1:${FAKE_ALIPAY_PORT}, standing in for the wallet). A pending
+top-up of 72 CNY ($10 at 7.2 CNY per USD) is waiting: pay it, and the balance is $10 higher:
+
+  curl -X POST http://127.0.0.1:${FAKE_ALIPAY_PORT}/fake/pay/${orderNo}
+  curl ${base}/console/account -H "Authorization: Bearer ${token}"
+
+Another one: create it, then pay its id without the dashes as above:
+
+  ${create}
+`;
 }
 
 async function expectOk(pending: ReturnType<typeof call>): Promise<void> {
