@@ -7,10 +7,11 @@ import { REDIS } from 'src/common/redis/redis.tokens';
 import { AppConfig } from 'src/config/app-config';
 import { CoreModule } from 'src/core.module';
 import { BillingWorkerModule } from 'src/modules/billing/billing-worker.module';
+import { WorkerMetricsServer } from 'src/modules/health/worker-metrics.server';
 import { PaymentsWorkerModule } from 'src/modules/payments/payments-worker.module';
 import { DataSource } from 'typeorm';
 
-/** The worker process: no HTTP. Queue processors are registered here and only here. */
+/** The worker process: no public HTTP (metrics only, when configured). Queue processors are registered here and only here. */
 @Module({})
 export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(
@@ -23,6 +24,7 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
     return {
       module: WorkerModule,
       imports: [CoreModule.forRoot(config, logger), BillingWorkerModule, PaymentsWorkerModule],
+      providers: [WorkerMetricsServer],
     };
   }
 

@@ -52,6 +52,8 @@ export interface AppConfig {
    * every request must end (or be recorded) well before it.
    */
   holdSweepAgeMs: number;
+  /** The worker's /metrics and /health port; null: the worker serves no HTTP. */
+  workerMetricsPort: number | null;
   /** Wallets, their keys and how pending orders are polled (payments-config.ts). */
   payments: PaymentsConfig;
 }
@@ -155,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     apiKeyCacheSize: dto.API_KEY_CACHE_SIZE ?? 50_000,
     apiKeyMissesPerIpPerMinute: dto.API_KEY_MISSES_PER_IP ?? 30,
     holdSweepAgeMs,
+    workerMetricsPort: dto.WORKER_METRICS_PORT ?? null,
     payments: paymentsConfigOf(dto),
   };
 }

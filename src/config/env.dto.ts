@@ -191,6 +191,13 @@ export class EnvDto {
   HOLD_SWEEP_AGE_MS?: number;
 
   @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(65535)
+  WORKER_METRICS_PORT?: number;
+
+  @IsOptional()
   @Matches(/^https?:\/\/[^\s]+$/, { message: 'must be the http(s) URL the API is reached at' })
   PUBLIC_BASE_URL?: string;
 

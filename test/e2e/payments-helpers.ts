@@ -21,6 +21,8 @@ export interface PaymentsWorld {
   wechatpay: FakeWallet;
   /** The environment of the API and the worker. */
   env: Record<string, string>;
+  /** The worker's own /metrics. */
+  workerMetricsUrl: string;
   /** The worker process; tests that kill it start another with `restartWorker`. */
   worker: ChildProcess | null;
   restartWorker(): Promise<void>;
@@ -37,7 +39,10 @@ export function usePaymentsWorld(options: { pollDelaysMs?: string } = {}): Payme
     world.alipay = await startFakeAlipay();
     world.wechatpay = await startFakeWechatPay();
     const port = await freePort();
+    const workerMetricsPort = await freePort();
+    world.workerMetricsUrl = `http://127.0.0.1:${workerMetricsPort}/metrics`;
     world.env = {
+      WORKER_METRICS_PORT: String(workerMetricsPort),
       PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
       ...world.alipay.env,
       ...world.wechatpay.env,

@@ -21,4 +21,16 @@ describe('payments: a top-up paid in a wallet', () => {
       expect(read.body).toMatchObject({ status: 'paid', paidAt: expect.any(String) });
     },
   );
+
+  it('should count created orders in the API and credited ones in the worker', async () => {
+    const customer = await world.gateway.newCustomer({ balance: '0' });
+    const topup = await createTopup(world, customer, 'alipay', '7.20');
+    await world.alipay.pay(orderNoOf(topup.id));
+
+    const api = await world.gateway.call('GET', '/metrics');
+    expect(api.text).toMatch(/^gateway_topups_total\{method="alipay",status="pending"\} [1-9]/m);
+    const worker = await (await fetch(world.workerMetricsUrl)).text();
+    expect(worker).toMatch(/^gateway_topups_total\{method="alipay",status="paid"\} [1-9]/m);
+    expect(worker).toMatch(/^gateway_payment_confirm_seconds_count\{via="webhook"\} [1-9]/m);
+  });
 });
