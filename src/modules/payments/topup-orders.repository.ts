@@ -25,6 +25,11 @@ export class TopupOrdersRepository {
     return repository.save(repository.create({ ...order, status: 'pending' }));
   }
 
+  /** An account's orders still waiting for their payment. */
+  countPending(accountId: string): Promise<number> {
+    return this.orders.countBy({ accountId, status: 'pending' });
+  }
+
   findById(id: string): Promise<TopupOrderEntity | null> {
     return this.orders.findOneBy({ id });
   }

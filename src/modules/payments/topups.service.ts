@@ -25,6 +25,12 @@ import { creditForCny, parseAmount, parseRate } from 'src/modules/payments/topup
 import { TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
 import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
 
+/**
+ * Pending orders an account may have at once: each one costs a call to the wallet and a poll every few
+ * minutes until it expires, so their number is bounded before any of that work is done.
+ */
+export const MAX_PENDING_PER_ACCOUNT = 5;
+
 const validSeq = (position: Cursor) => position.length === 1 && /^\d{1,19}$/.test(position[0]);
 
 /** Top-up orders as customers and operators see them. */
@@ -64,6 +70,12 @@ export class TopupsService {
           ? `${dto.method} is not configured on this gateway.`
           : 'method is required for CNY: alipay or wechatpay.',
         'method',
+      );
+    }
+    if ((await this.orders.countPending(accountId)) >= MAX_PENDING_PER_ACCOUNT) {
+      throw new ApiError(
+        ErrorKind.RateLimited,
+        `At most ${MAX_PENDING_PER_ACCOUNT} top-ups may wait for payment at once; pay one or let it expire.`,
       );
     }
     const settings = await this.settings.current();
