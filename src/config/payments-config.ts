@@ -41,34 +41,24 @@ export interface PaymentsConfig {
 }
 
 const DEFAULT_POLL_DELAYS_MS = [30_000, 60_000, 120_000, 300_000];
+const MIN_POLL_DELAY_MS = 100;
 
 /** PEM from an environment variable: real newlines, or `\n` escapes as one-line env files need. */
 function pem(value: string): string {
   return value.includes('\\n') ? value.replace(/\\n/g, '\n') : value;
 }
 
-function privateKeyOf(name: string, value: string): KeyObject {
+/** An RSA key from PEM, or one line naming the variable. */
+function rsaKeyOf(name: string, value: string, kind: 'private' | 'public'): KeyObject {
   try {
-    const key = createPrivateKey(pem(value));
-    if (key.asymmetricKeyType !== 'rsa') {
-      throw new Error('not RSA');
+    const key = kind === 'private' ? createPrivateKey(pem(value)) : createPublicKey(pem(value));
+    if (key.asymmetricKeyType === 'rsa') {
+      return key;
     }
-    return key;
   } catch {
-    throw new ConfigError(`Invalid environment variable ${name}: must be an RSA private key in PEM`);
+    // reported below
   }
-}
-
-function publicKeyOf(name: string, value: string): KeyObject {
-  try {
-    const key = createPublicKey(pem(value));
-    if (key.asymmetricKeyType !== 'rsa') {
-      throw new Error('not RSA');
-    }
-    return key;
-  } catch {
-    throw new ConfigError(`Invalid environment variable ${name}: must be an RSA public key in PEM`);
-  }
+  throw new ConfigError(`Invalid environment variable ${name}: must be an RSA ${kind} key in PEM`);
 }
 
 /** All of a group's variables, or none of them (the method is then off); a partial group is a mistake. */
@@ -90,8 +80,8 @@ function alipayOf(dto: EnvDto): AlipayConfig | null {
   }
   return {
     appId: env.ALIPAY_APP_ID!,
-    privateKey: privateKeyOf('ALIPAY_PRIVATE_KEY', env.ALIPAY_PRIVATE_KEY!),
-    alipayPublicKey: publicKeyOf('ALIPAY_PUBLIC_KEY', env.ALIPAY_PUBLIC_KEY!),
+    privateKey: rsaKeyOf('ALIPAY_PRIVATE_KEY', env.ALIPAY_PRIVATE_KEY!, 'private'),
+    alipayPublicKey: rsaKeyOf('ALIPAY_PUBLIC_KEY', env.ALIPAY_PUBLIC_KEY!, 'public'),
     gatewayUrl: dto.ALIPAY_GATEWAY_URL ?? 'https://openapi.alipay.com/gateway.do',
   };
 }
@@ -113,9 +103,9 @@ function wechatpayOf(dto: EnvDto): WechatPayConfig | null {
     mchId: env.WECHATPAY_MCH_ID!,
     appId: env.WECHATPAY_APP_ID!,
     apiV3Key: Buffer.from(env.WECHATPAY_API_V3_KEY!, 'utf8'),
-    privateKey: privateKeyOf('WECHATPAY_PRIVATE_KEY', env.WECHATPAY_PRIVATE_KEY!),
+    privateKey: rsaKeyOf('WECHATPAY_PRIVATE_KEY', env.WECHATPAY_PRIVATE_KEY!, 'private'),
     certSerial: env.WECHATPAY_CERT_SERIAL!,
-    platformPublicKey: publicKeyOf('WECHATPAY_PLATFORM_PUBLIC_KEY', env.WECHATPAY_PLATFORM_PUBLIC_KEY!),
+    platformPublicKey: rsaKeyOf('WECHATPAY_PLATFORM_PUBLIC_KEY', env.WECHATPAY_PLATFORM_PUBLIC_KEY!, 'public'),
     platformPublicKeyId: env.WECHATPAY_PLATFORM_PUBLIC_KEY_ID!,
     baseUrl: (dto.WECHATPAY_BASE_URL ?? 'https://api.mch.weixin.qq.com').replace(/\/+$/, ''),
   };
@@ -125,7 +115,14 @@ function pollDelaysOf(dto: EnvDto): number[] {
   if (dto.PAYMENT_POLL_DELAYS_MS === undefined) {
     return DEFAULT_POLL_DELAYS_MS;
   }
-  return dto.PAYMENT_POLL_DELAYS_MS.split(',').map((part) => Number(part.trim()));
+  const delays = dto.PAYMENT_POLL_DELAYS_MS.split(',').map((part) => Number(part.trim()));
+  // A zero delay would have the worker query the wallet in a loop.
+  if (delays.some((delay) => delay < MIN_POLL_DELAY_MS)) {
+    throw new ConfigError(
+      `Invalid environment variable PAYMENT_POLL_DELAYS_MS: each delay must be at least ${MIN_POLL_DELAY_MS} ms`,
+    );
+  }
+  return delays;
 }
 
 /** The wallets need a public URL to be notified at: without PUBLIC_BASE_URL they are off, whatever else is set. */
