@@ -1,4 +1,4 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { ApiError } from 'src/common/errors/api-error';
@@ -17,7 +17,8 @@ export class DateRangeQueryDto {
   to?: string;
 }
 
-export class PageQueryDto extends DateRangeQueryDto {
+/** A keyset page: the cursor of the previous page and how many rows. */
+export class CursorQueryDto {
   @ApiPropertyOptional({ description: 'The nextCursor of the previous page' })
   @IsOptional()
   @IsString()
@@ -32,6 +33,9 @@ export class PageQueryDto extends DateRangeQueryDto {
   @Max(200, { message: 'limit must be an integer from 1 to 200' })
   limit: number = 50;
 }
+
+/** A page of rows within a range of days. */
+export class PageQueryDto extends IntersectionType(DateRangeQueryDto, CursorQueryDto) {}
 
 export interface DayRange {
   /** Inclusive first day, or null for no lower bound. */

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
+import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { CursorQueryDto } from 'src/common/http/date-range.dto';
 import { formatUsd } from 'src/common/money/money';
 import { formatAmount, TOPUP_CURRENCIES, TopupCurrency } from 'src/modules/payments/topup-amounts';
 import {
@@ -140,21 +140,8 @@ export class AdminTopupPageDto {
   nextCursor: string | null;
 }
 
-export class TopupPageQueryDto {
-  @ApiPropertyOptional({ description: 'The nextCursor of the previous page' })
-  @IsOptional()
-  @IsString()
-  @MaxLength(500)
-  cursor?: string;
-
-  @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'limit must be an integer from 1 to 200' })
-  @Min(1, { message: 'limit must be an integer from 1 to 200' })
-  @Max(200, { message: 'limit must be an integer from 1 to 200' })
-  limit: number = 50;
-}
+/** Top-ups are listed newest first, without a range of days. */
+export class TopupPageQueryDto extends CursorQueryDto {}
 
 export class AdminTopupQueryDto extends TopupPageQueryDto {
   @ApiPropertyOptional({ enum: TOPUP_STATUSES })
