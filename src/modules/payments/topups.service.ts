@@ -78,6 +78,8 @@ export class TopupsService {
         'amount',
       );
     }
+    // One clock for both, so the order shows exactly the operator's TTL between them.
+    const createdAt = new Date();
     const order = await this.orders.create({
       accountId,
       currency: 'CNY',
@@ -86,7 +88,8 @@ export class TopupsService {
       amount,
       credit,
       rate: settings.cnyPerUsd,
-      expiresAt: new Date(Date.now() + settings.orderTtlMinutes * 60_000),
+      createdAt,
+      expiresAt: new Date(createdAt.getTime() + settings.orderTtlMinutes * 60_000),
     });
     metrics.topups.inc({ method: dto.method, status: 'pending' });
     // The poller runs whatever the wallet answers now: if the payment was created after all, it finds
