@@ -83,6 +83,17 @@ describe('console top-ups', () => {
       expectError(await post('"100"'), 400, { code: null });
     });
 
+    // Only /webhooks takes a form (Alipay notifies with one); everywhere else it is an unsupported body.
+    it.each(['/console/topups', '/console/redemptions'])('should answer 400 to a form posted to %s', async (path) => {
+      const response = await world.gateway.call('POST', path, {
+        token: customer.token,
+        body: 'currency=CNY&method=alipay&amount=100',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+
+      expectError(response, 400, { code: null, param: null });
+    });
+
     it.each([
       // 1 USD at 7.2 is 7.20 CNY; 7.19 buys 0.998… USD.
       ['7.19', 'below the minimum'],
