@@ -12,6 +12,14 @@ import { startFakeWechatPay } from 'tools/fake-wallets/fake-wechatpay';
 
 export const CNY_PER_USD = '7.2';
 
+/** The operator's settings every payments suite starts from (and returns to after changing them). */
+export const DEFAULT_SETTINGS = {
+  cnyPerUsd: CNY_PER_USD,
+  minTopupUsd: '1',
+  maxTopupUsd: '10000',
+  orderTtlMinutes: 30,
+};
+
 /** A gateway with both fake wallets configured, the worker in its own process, and the operator's settings. */
 export interface PaymentsWorld {
   gateway: TestGateway;
@@ -30,10 +38,11 @@ export interface PaymentsWorld {
 }
 
 /**
- * Sets up a PaymentsWorld before the suite (polls every `pollDelaysMs` unless told otherwise) and checks
- * after every test that the books balance and every paid order has exactly its one entry.
+ * Sets up a PaymentsWorld before the suite (polls every `pollDelaysMs` unless told otherwise; `env` adds to
+ * the API's and the worker's environment) and checks after every test that the books balance and every
+ * paid order has exactly its one entry.
  */
-export function usePaymentsWorld(options: { pollDelaysMs?: string } = {}): PaymentsWorld {
+export function usePaymentsWorld(options: { pollDelaysMs?: string; env?: Record<string, string> } = {}): PaymentsWorld {
   const world = {} as PaymentsWorld;
   beforeAll(async () => {
     world.alipay = await startFakeAlipay();
@@ -48,6 +57,7 @@ export function usePaymentsWorld(options: { pollDelaysMs?: string } = {}): Payme
       ...world.wechatpay.env,
       // Long enough by default that a test decides when the poller runs (recheck), short when it is the subject.
       PAYMENT_POLL_DELAYS_MS: options.pollDelaysMs ?? '600000',
+      ...options.env,
     };
     world.gateway = await TestGateway.start(world.env, undefined, port);
     world.books = await Books.open(world.gateway);
@@ -58,13 +68,7 @@ export function usePaymentsWorld(options: { pollDelaysMs?: string } = {}): Payme
     };
     world.wallet = (method) => (method === 'alipay' ? world.alipay : world.wechatpay);
     world.worker = await spawnWorker(world.env);
-    const settings = await world.gateway.admin('PUT', '/admin/payments/settings', {
-      cnyPerUsd: CNY_PER_USD,
-      minTopupUsd: '1',
-      maxTopupUsd: '10000',
-      orderTtlMinutes: 30,
-    });
-    expect(settings.status).toBe(200);
+    await putSettings(world);
   }, 60_000);
   afterEach(() => world.books.expectBalanced());
   afterAll(async () => {
@@ -76,6 +80,12 @@ export function usePaymentsWorld(options: { pollDelaysMs?: string } = {}): Payme
     await world.wechatpay.close();
   });
   return world;
+}
+
+/** Replaces the operator's settings with DEFAULT_SETTINGS and `changes`; expects 200. */
+export async function putSettings(world: PaymentsWorld, changes: Partial<typeof DEFAULT_SETTINGS> = {}): Promise<void> {
+  const response = await world.gateway.admin('PUT', '/admin/payments/settings', { ...DEFAULT_SETTINGS, ...changes });
+  expect({ status: response.status, body: response.body }).toEqual({ status: 200, body: expect.anything() });
 }
 
 /** Creates a CNY top-up through the console; expects 201. */

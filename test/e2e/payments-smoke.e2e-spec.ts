@@ -33,4 +33,17 @@ describe('payments: a top-up paid in a wallet', () => {
     expect(worker).toMatch(/^gateway_topups_total\{method="alipay",status="paid"\} [1-9]/m);
     expect(worker).toMatch(/^gateway_payment_confirm_seconds_count\{via="webhook"\} [1-9]/m);
   });
+
+  it.each([
+    ['alipay', 'application/x-www-form-urlencoded', `notify_id=${'x'.repeat(70_000)}`],
+    ['wechatpay', 'application/json', JSON.stringify({ id: 'x'.repeat(70_000) })],
+  ])('should answer 413 to a %s notification over 64 KiB', async (method, contentType, body) => {
+    const response = await world.gateway.call('POST', `/webhooks/${method}`, {
+      body,
+      headers: { 'content-type': contentType },
+    });
+
+    // Refused before the webhook reads it, so not in the wallet's answer format: a wallet acts on the status.
+    expect(response.status).toBe(413);
+  });
 });

@@ -59,6 +59,19 @@ export function creditForCny(amountFen: bigint, rateMicros: bigint): bigint {
   return (amountFen * RATE_SCALE * NANOS_PER_USD) / (100n * rateMicros);
 }
 
+/**
+ * The CNY amounts, in fen, whose credit at `rateMicros` lies within [minNanos, maxNanos]: what a customer
+ * who types CNY is told when an amount is out of bounds. The credit rounds down, so the least amount is
+ * the first whose credit reaches the minimum, and the most is the last whose credit stays at the maximum.
+ */
+export function cnyRangeFor(minNanos: bigint, maxNanos: bigint, rateMicros: bigint): { min: bigint; max: bigint } {
+  // creditForCny(fen) = floor(fen × 1e13 / rate): it is ≥ m exactly when fen ≥ m × rate / 1e13,
+  // and ≤ m exactly when fen < (m + 1) × rate / 1e13.
+  const scale = (RATE_SCALE * NANOS_PER_USD) / 100n;
+  const ceilDiv = (numerator: bigint) => (numerator + scale - 1n) / scale;
+  return { min: ceilDiv(minNanos * rateMicros), max: ceilDiv((maxNanos + 1n) * rateMicros) - 1n };
+}
+
 /** USD, in nano-dollars, of a USDT amount in its 6-decimal units: 1:1 (CONTRACT, "Money"). */
 export function creditForUsdt(amountMicros: bigint): bigint {
   return amountMicros * 1_000n;

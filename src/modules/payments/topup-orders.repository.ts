@@ -6,7 +6,9 @@ import { EntityManager, Repository } from 'typeorm';
 export type NewTopupOrder = Pick<
   TopupOrderEntity,
   'accountId' | 'currency' | 'method' | 'network' | 'amount' | 'credit' | 'rate' | 'expiresAt'
->;
+> &
+  // The database's clock unless given: an order that expires sets both from one clock.
+  Partial<Pick<TopupOrderEntity, 'createdAt'>>;
 
 export interface TopupFilter {
   accountId?: string;

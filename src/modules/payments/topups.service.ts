@@ -21,7 +21,7 @@ import { PaymentSettingsService } from 'src/modules/payments/payment-settings.se
 import { delayUntilPoll } from 'src/modules/payments/poll-schedule';
 import { ProviderUnavailable } from 'src/modules/payments/providers/payment-provider';
 import { paymentOrderOf } from 'src/modules/payments/payment-order';
-import { creditForCny, parseAmount, parseRate } from 'src/modules/payments/topup-amounts';
+import { cnyRangeFor, creditForCny, formatAmount, parseAmount, parseRate } from 'src/modules/payments/topup-amounts';
 import { TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
 import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
 
@@ -85,11 +85,16 @@ export class TopupsService {
     }
     const credit = creditForCny(amount, rate);
     if (credit < settings.minTopupUsd || credit > settings.maxTopupUsd) {
+      // The customer typed CNY, so the bounds are told in CNY first.
+      const range = cnyRangeFor(settings.minTopupUsd, settings.maxTopupUsd, rate);
       throw ApiError.invalid(
-        `amount must buy from ${formatUsd(settings.minTopupUsd)} to ${formatUsd(settings.maxTopupUsd)} USD (at ${settings.cnyPerUsd} CNY per USD).`,
+        `amount must be from ${formatAmount(range.min, 'CNY')} to ${formatAmount(range.max, 'CNY')} CNY ` +
+          `(${formatUsd(settings.minTopupUsd)} to ${formatUsd(settings.maxTopupUsd)} USD at ${settings.cnyPerUsd} CNY per USD).`,
         'amount',
       );
     }
+    // One clock for both, so the order shows exactly the operator's TTL between them.
+    const createdAt = new Date();
     const order = await this.orders.create({
       accountId,
       currency: 'CNY',
@@ -98,7 +103,8 @@ export class TopupsService {
       amount,
       credit,
       rate: settings.cnyPerUsd,
-      expiresAt: new Date(Date.now() + settings.orderTtlMinutes * 60_000),
+      createdAt,
+      expiresAt: new Date(createdAt.getTime() + settings.orderTtlMinutes * 60_000),
     });
     metrics.topups.inc({ method: dto.method, status: 'pending' });
     // The poller runs whatever the wallet answers now: if the payment was created after all, it finds

@@ -7,14 +7,22 @@ const RAW_BODY = Symbol('webhookRawBody');
 
 type WithRawBody = FastifyRequest & { [RAW_BODY]?: Buffer };
 
-/** A body over the limit, answered 413 by Fastify's own handling of this code. */
-class BodyTooLarge extends Error {
+/**
+ * Nest turns an error thrown while Fastify reads a body into an HttpException of its status only when
+ * the error is named like Fastify's own; any other error would be answered as a 500.
+ */
+abstract class BodyError extends Error {
+  override readonly name = 'FastifyError';
+}
+
+/** A body over the limit: 413, as Fastify answers its own limit. */
+class BodyTooLarge extends BodyError {
   readonly statusCode = 413;
   readonly code = 'FST_ERR_CTP_BODY_TOO_LARGE';
 }
 
 /** What every route but /webhooks answers to a form, as it does to any content type it does not take. */
-class UnsupportedForm extends Error {
+class UnsupportedForm extends BodyError {
   readonly statusCode = 415;
   readonly code = 'FST_ERR_CTP_INVALID_MEDIA_TYPE';
 }
