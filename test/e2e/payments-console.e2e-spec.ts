@@ -233,7 +233,7 @@ describe('console top-ups', () => {
     });
 
     it('should show another account none of them', async () => {
-      await createTopup(world, customer, 'alipay', '10');
+      await createTopup(world, await world.gateway.newCustomer({ balance: '0' }), 'alipay', '10');
       const stranger = await world.gateway.newCustomer({ balance: '0' });
 
       expect((await get('/console/topups', stranger.token)).body).toEqual({ data: [], nextCursor: null });
@@ -255,7 +255,7 @@ describe('console top-ups', () => {
   });
 
   it('should answer 401 on every top-up route without a session', async () => {
-    const topup = await createTopup(world, customer, 'alipay', '10');
+    const topup = await createTopup(world, await world.gateway.newCustomer({ balance: '0' }), 'alipay', '10');
     const routes: [string, string, unknown?][] = [
       ['POST', '/console/topups', { currency: 'CNY', method: 'alipay', amount: '100' }],
       ['GET', '/console/topups'],
@@ -283,13 +283,34 @@ describe('console top-ups', () => {
       return Number(new RegExp(`^gateway_topups_total\\{${labels}\\} (\\S+)$`, 'm').exec(metrics.text)?.[1] ?? 0);
     };
     const before = await sample('method="alipay",status="pending"');
+    const payer = await world.gateway.newCustomer({ balance: '0' });
 
-    const first = await createTopup(world, customer, 'alipay', '20');
-    await createTopup(world, customer, 'alipay', '30');
+    const first = await createTopup(world, payer, 'alipay', '20');
+    await createTopup(world, payer, 'alipay', '30');
     await world.alipay.pay(orderNoOf(first.id));
     expectError(await post({ currency: 'CNY', method: 'alipay', amount: '1e3' }), 400, { param: 'amount' });
 
     expect(await sample('method="alipay",status="pending"')).toBe(before + 2);
+  });
+});
+
+describe('console top-ups waiting for payment', () => {
+  const world = usePaymentsWorld();
+
+  it('should let an account have five waiting at once, and a sixth once one is paid', async () => {
+    const payer = await world.gateway.newCustomer({ balance: '0' });
+    const waiting = [];
+    for (let index = 0; index < 5; index++) {
+      waiting.push(await createTopup(world, payer, 'alipay', `${10 + index}`));
+    }
+    const sixth = { currency: 'CNY', method: 'wechatpay', amount: '10' };
+    const refused = await world.gateway.call('POST', '/console/topups', { token: payer.token, body: sixth });
+    expectError(refused, 429, { type: 'requests', code: 'rate_limit_exceeded' });
+    expect(refused.body.error.message).toContain('At most 5 top-ups');
+    expect(world.wechatpay.calls.create).toBe(0);
+
+    await world.alipay.pay(orderNoOf(waiting[0].id));
+    await createTopup(world, payer, 'wechatpay', '10');
   });
 });
 
