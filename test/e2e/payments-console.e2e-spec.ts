@@ -312,6 +312,24 @@ describe('console top-ups waiting for payment', () => {
     await world.alipay.pay(orderNoOf(waiting[0].id));
     await createTopup(world, payer, 'wechatpay', '10');
   });
+
+  it.each(['alipay', 'wechatpay'] as const)(
+    'should answer 502 when %s cannot create the payment, and leave no order waiting',
+    async (method) => {
+      const payer = await world.gateway.newCustomer({ balance: '0' });
+      world.wallet(method).failNext('create', 'down');
+
+      const refused = await world.gateway.call('POST', '/console/topups', {
+        token: payer.token,
+        body: { currency: 'CNY', method, amount: '10' },
+      });
+
+      expectError(refused, 502, { type: 'server_error', code: 'upstream_unreachable' });
+      const listed = await world.gateway.call('GET', '/console/topups', { token: payer.token });
+      expect(listed.body.data).toEqual([expect.objectContaining({ status: 'expired', method, instructions: {} })]);
+      await createTopup(world, payer, method, '10');
+    },
+  );
 });
 
 describe('console top-ups on a gateway with only Alipay configured', () => {

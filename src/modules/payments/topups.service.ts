@@ -107,8 +107,8 @@ export class TopupsService {
       expiresAt: new Date(createdAt.getTime() + settings.orderTtlMinutes * 60_000),
     });
     metrics.topups.inc({ method: dto.method, status: 'pending' });
-    // The poller runs whatever the wallet answers now: if the payment was created after all, it finds
-    // it; if not, the order expires at its time.
+    // The poller asks the wallet about the order whatever it answers now: a payment created after all
+    // (an answer lost on the way back) is then still found.
     await this.schedulePolling(order);
     try {
       order.instructions = { ...(await provider.createPayment(paymentOrderOf(order))) };
@@ -120,6 +120,11 @@ export class TopupsService {
         { orderId: order.id, method: dto.method, err: error.message },
         'the wallet did not create a payment',
       );
+      // The payer never saw a code to pay, so the order expires at once rather than wait in the
+      // customer's list (and count against the pending ones) for its whole lifetime.
+      if (await this.orders.markExpired(order.id, false)) {
+        metrics.topups.inc({ method: dto.method, status: 'expired' });
+      }
       throw new ApiError(
         ErrorKind.UpstreamUnreachable,
         `${dto.method} did not answer; no payment was created. Try again in a moment.`,
