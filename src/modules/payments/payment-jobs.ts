@@ -1,6 +1,8 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { JobsOptions, Queue, QueueEvents } from 'bullmq';
+import Redis from 'ioredis';
+import { REDIS } from 'src/common/redis/redis.tokens';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { EvidencePayload, PaymentJob, PaymentJobPayloads, QueueName } from 'src/common/queue/queue.constants';
 
@@ -22,10 +24,11 @@ const WAIT_MS = 15_000;
  */
 @Injectable()
 export class PaymentJobs implements OnModuleDestroy {
-  private events: QueueEvents | null = null;
+  private events: Promise<QueueEvents> | null = null;
 
   constructor(
     @InjectQueue(QueueName.Payments) private readonly queue: Queue,
+    @Inject(REDIS) private readonly redis: Redis,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -62,19 +65,38 @@ export class PaymentJobs implements OnModuleDestroy {
     await this.queue.add(PaymentJob.Reconcile, payload, { ...RECONCILE_OPTIONS, jobId: `overdue-${orderId}` });
   }
 
-  /** Job completions arrive on a connection of their own, opened by the first wait. */
-  private async queueEvents(): Promise<QueueEvents> {
-    if (!this.events) {
-      this.events = new QueueEvents(QueueName.Payments, {
-        connection: { url: this.config.redisUrl },
-        prefix: 'gateway',
-      });
-      await this.events.waitUntilReady();
-    }
+  /**
+   * Job completions arrive on a connection of their own, opened by the first wait. It reads every event
+   * after the last one written before it opened. BullMQ's default, "from whenever reading starts", only
+   * starts once that connection has set itself up, after the first waits checked whether their jobs had
+   * finished: a job finishing in between was heard by neither, and its webhook waited the whole WAIT_MS.
+   */
+  private queueEvents(): Promise<QueueEvents> {
+    this.events ??= this.openQueueEvents().catch((error: Error) => {
+      this.events = null;
+      throw error;
+    });
     return this.events;
   }
 
+  private async openQueueEvents(): Promise<QueueEvents> {
+    const [last] = await this.redis.xrevrange(this.queue.keys.events, '+', '-', 'COUNT', 1);
+    const events = new QueueEvents(this.queue.name, {
+      connection: { url: this.config.redisUrl },
+      prefix: this.queue.opts.prefix,
+      lastEventId: last?.[0] ?? '0-0',
+    });
+    try {
+      await events.waitUntilReady();
+    } catch (error) {
+      await events.close();
+      throw error;
+    }
+    return events;
+  }
+
   async onModuleDestroy(): Promise<void> {
-    await this.events?.close();
+    const events = await this.events?.catch(() => null);
+    await events?.close();
   }
 }
