@@ -30,7 +30,11 @@ export class PaymentJobs implements OnModuleDestroy {
     @InjectQueue(QueueName.Payments) private readonly queue: Queue,
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    // Each wait listens on the queue (and on the events) until it ends, within WAIT_MS: a wallet's burst
+    // of duplicate notifications is many listeners at once, not a leak for Node to warn of.
+    queue.setMaxListeners(0);
+  }
 
   /**
    * Hands a verified notification to the worker and waits for the job to end. The job id is the
@@ -86,6 +90,7 @@ export class PaymentJobs implements OnModuleDestroy {
       prefix: this.queue.opts.prefix,
       lastEventId: last?.[0] ?? '0-0',
     });
+    events.setMaxListeners(0);
     try {
       await events.waitUntilReady();
     } catch (error) {
