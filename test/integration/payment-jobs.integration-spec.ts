@@ -55,7 +55,7 @@ describe('PaymentJobs: waiting for the worker', () => {
       slowest = Math.max(slowest, Date.now() - started);
     }
 
-    // A missed completion holds its waiter for the whole 15 s wait; heard ones end in milliseconds.
+    // A missed completion holds its waiter for the whole wait (seconds); heard ones end in milliseconds.
     expect(slowest).toBeLessThan(HEARD_WITHIN_MS);
     expect(await queue.getJobCounts('completed')).toEqual({ completed: ROUNDS * NOTIFICATIONS });
   }, 30_000);

@@ -15,8 +15,13 @@ const RETRY_OPTIONS: JobsOptions = { attempts: CONFIRM_ATTEMPTS, backoff: { type
  */
 const CONFIRM_OPTIONS: JobsOptions = { ...RETRY_OPTIONS, removeOnComplete: { age: 3_600 }, removeOnFail: true };
 const RECONCILE_OPTIONS: JobsOptions = { ...RETRY_OPTIONS, removeOnComplete: true, removeOnFail: 1_000 };
-/** How long a webhook or a recheck waits for the worker before answering from the order as it stands. */
-const WAIT_MS = 15_000;
+/**
+ * How long a webhook waits for the worker before answering from the order as it stands: less than the
+ * 5 s WeChat Pay gives an acknowledgement, so that a wallet hears "send it again" rather than nothing.
+ */
+const WEBHOOK_WAIT_MS = 4_000;
+/** An operator's recheck waits for the provider's answer too, which may take its whole 10 s timeout. */
+const RECHECK_WAIT_MS = 15_000;
 
 /**
  * The one producer of payment jobs, in both processes. The API waits for the jobs it hands over
@@ -31,8 +36,8 @@ export class PaymentJobs implements OnModuleDestroy {
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
-    // Each wait listens on the queue (and on the events) until it ends, within WAIT_MS: a wallet's burst
-    // of duplicate notifications is many listeners at once, not a leak for Node to warn of.
+    // Each wait listens on the queue (and on the events) until its job ends or its time is up: a
+    // wallet's burst of duplicate notifications is many listeners at once, not a leak to warn of.
     queue.setMaxListeners(0);
   }
 
@@ -43,7 +48,7 @@ export class PaymentJobs implements OnModuleDestroy {
   async confirmAndWait(orderId: string, evidence: EvidencePayload): Promise<void> {
     const payload: PaymentJobPayloads[PaymentJob.Confirm] = { orderId, evidence };
     const job = await this.queue.add(PaymentJob.Confirm, payload, { ...CONFIRM_OPTIONS, jobId: orderId });
-    await job.waitUntilFinished(await this.queueEvents(), WAIT_MS).catch(() => undefined);
+    await job.waitUntilFinished(await this.queueEvents(), WEBHOOK_WAIT_MS).catch(() => undefined);
   }
 
   /** The poll `attempt` of a pending order, after `delayMs`. */
@@ -56,11 +61,11 @@ export class PaymentJobs implements OnModuleDestroy {
     });
   }
 
-  /** An operator's recheck: the worker asks the provider now; resolves once it did (or WAIT_MS passed). */
+  /** An operator's recheck: the worker asks the provider now; resolves once it did (or RECHECK_WAIT_MS passed). */
   async recheckAndWait(orderId: string): Promise<void> {
     const payload: PaymentJobPayloads[PaymentJob.Reconcile] = { orderId, attempt: 0, via: 'recheck' };
     const job = await this.queue.add(PaymentJob.Reconcile, payload, RECONCILE_OPTIONS);
-    await job.waitUntilFinished(await this.queueEvents(), WAIT_MS).catch(() => undefined);
+    await job.waitUntilFinished(await this.queueEvents(), RECHECK_WAIT_MS).catch(() => undefined);
   }
 
   /** A last query of an order whose poll chain was lost; one at a time per order. */
@@ -72,8 +77,8 @@ export class PaymentJobs implements OnModuleDestroy {
   /**
    * Job completions arrive on a connection of their own, opened by the first wait. It reads every event
    * after the last one written before it opened. BullMQ's default, "from whenever reading starts", only
-   * starts once that connection has set itself up, after the first waits checked whether their jobs had
-   * finished: a job finishing in between was heard by neither, and its webhook waited the whole WAIT_MS.
+   * starts once that connection has set itself up, after the first waits checked whether their jobs
+   * had finished: a job finishing in between was heard by neither, and its wait ran to its end.
    */
   private queueEvents(): Promise<QueueEvents> {
     this.events ??= this.openQueueEvents().catch((error: Error) => {
