@@ -4,8 +4,10 @@ import { expireOrder, orderRow, topupEntries, waitForStatus } from 'test/e2e/pay
 import {
   committedAnswer,
   newWalletOrder,
+  orderNoOf,
   pollScheduled,
   recheck,
+  TOPUP_CNY,
   TOPUP_CREDIT,
   usePaymentsWorld,
   Wallet,
@@ -119,5 +121,25 @@ describe('payments: the poller asks the wallets about pending orders', () => {
     expect(world.wallet(method).order(orderNo)!.state).toBe('CLOSED');
     expect(await topupEntries(world, orderId)).toEqual([]);
     expect(await world.books.balance(customer)).toBe(0n);
+  });
+
+  it.each(WALLETS)('should expire at its time an order %s never created, with nothing to close', async (method) => {
+    const customer = await world.gateway.newCustomer({ balance: '0' });
+    world.wallet(method).failNext('create', 'down');
+    const created = await world.gateway.call('POST', '/console/topups', {
+      token: customer.token,
+      body: { currency: 'CNY', method, amount: TOPUP_CNY },
+    });
+    expect(created.status).toBe(502);
+    // The order stands, so that a payment the wallet created after all would still be found.
+    const listed = await world.gateway.call('GET', '/console/topups', { token: customer.token });
+    expect(listed.body.data).toEqual([expect.objectContaining({ status: 'pending' })]);
+    const orderId: string = listed.body.data[0].id;
+    expect(world.wallet(method).order(orderNoOf(orderId))).toBeUndefined();
+
+    await expireOrder(world, orderId);
+
+    expect((await waitForStatus(world, orderId, 'expired', 5_000)).status).toBe('expired');
+    expect(await topupEntries(world, orderId)).toEqual([]);
   });
 });
