@@ -1,3 +1,5 @@
+import { SMALL_BODY_LIMIT_BYTES } from 'src/common/http/body-limits';
+import { expectApiError } from 'test/e2e/billing-helpers';
 import { expireOrder, orderRow, topupEntries } from 'test/e2e/payments-db-helpers';
 import {
   committedAnswer,
@@ -120,4 +122,14 @@ describe('payments: what a wallet notification credits', () => {
       expect(await topupEntries(world, orderId)).toHaveLength(1);
     },
   );
+
+  it.each(WALLETS)('should answer 413 to a %s notification larger than any real one', async (method) => {
+    const contentType = method === 'alipay' ? 'application/x-www-form-urlencoded' : 'application/json';
+    const response = await world.gateway.call('POST', `/webhooks/${method}`, {
+      headers: { 'content-type': contentType },
+      body: `{"padding":"${'x'.repeat(SMALL_BODY_LIMIT_BYTES)}"}`,
+    });
+
+    expectApiError(response, 413, { code: 'payload_too_large' });
+  });
 });

@@ -7,14 +7,24 @@ const RAW_BODY = Symbol('webhookRawBody');
 
 type WithRawBody = FastifyRequest & { [RAW_BODY]?: Buffer };
 
-/** A body over the limit, answered 413 by Fastify's own handling of this code. */
-class BodyTooLarge extends Error {
+/**
+ * An error as Fastify raises it while reading a body. Nest turns only errors named FastifyError into an
+ * HTTP error of their status; any other reaches the exception filter as an unexpected 500.
+ */
+abstract class BodyError extends Error {
+  override readonly name = 'FastifyError';
+  abstract readonly statusCode: number;
+  abstract readonly code: string;
+}
+
+/** A body over the limit: 413, like Fastify's own. */
+class BodyTooLarge extends BodyError {
   readonly statusCode = 413;
   readonly code = 'FST_ERR_CTP_BODY_TOO_LARGE';
 }
 
-/** What every route but /webhooks answers to a form, as it does to any content type it does not take. */
-class UnsupportedForm extends Error {
+/** What every route but /webhooks answers to a form, as it does to any content type it does not take: 400. */
+class UnsupportedForm extends BodyError {
   readonly statusCode = 415;
   readonly code = 'FST_ERR_CTP_INVALID_MEDIA_TYPE';
 }
