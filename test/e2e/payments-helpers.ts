@@ -1,16 +1,25 @@
+import { getQueueToken } from '@nestjs/bullmq';
+import { Queue } from 'bullmq';
 import { ChildProcess } from 'node:child_process';
+import { QueueName } from 'src/common/queue/queue.constants';
 import { orderNoOf } from 'src/modules/payments/topup-order.entity';
 import { Client } from 'pg';
-import { Books } from 'test/e2e/billing-helpers';
+import { Books, usd } from 'test/e2e/billing-helpers';
 import { openDb } from 'test/e2e/e2e-helpers';
 import { freePort } from 'test/support/free-port';
 import { Customer, HttpResult, TestGateway } from 'test/support/gateway';
 import { spawnWorker, stopWorker } from 'test/support/worker-process';
 import { startFakeAlipay } from 'tools/fake-wallets/fake-alipay';
-import { FakeWallet } from 'tools/fake-wallets/fake-wallet';
+import { FakeWallet, NotifyResult } from 'tools/fake-wallets/fake-wallet';
 import { startFakeWechatPay } from 'tools/fake-wallets/fake-wechatpay';
 
 export const CNY_PER_USD = '7.2';
+/** The top-up most tests make: 72 CNY, which buys 10 USD at CNY_PER_USD. */
+export const TOPUP_CNY = '72';
+export const TOPUP_CREDIT = usd('10');
+
+export type Wallet = 'alipay' | 'wechatpay';
+export const WALLETS: Wallet[] = ['alipay', 'wechatpay'];
 
 /** The operator's settings every payments suite starts from (and returns to after changing them). */
 export const DEFAULT_SETTINGS = {
@@ -104,3 +113,45 @@ export async function createTopup(
 }
 
 export { orderNoOf };
+
+/** A new customer with no balance, and their pending CNY order of `amount` in `method`. */
+export async function newWalletOrder(world: PaymentsWorld, method: Wallet, amount = TOPUP_CNY) {
+  const customer = await world.gateway.newCustomer({ balance: '0' });
+  const topup = await createTopup(world, customer, method, amount);
+  return { customer, orderId: topup.id as string, orderNo: orderNoOf(topup.id) };
+}
+
+/** The wallet heard that the credit is committed: Alipay's plain `success`, WeChat Pay's 204. */
+export function committedAnswer(method: Wallet): NotifyResult {
+  return method === 'alipay' ? { status: 200, body: 'success' } : { status: 204, body: '' };
+}
+
+/** The wallet is told to send the notification again later: Alipay's `fail`, WeChat Pay's 500. */
+export function retryAnswer(method: Wallet): NotifyResult {
+  return method === 'alipay' ? { status: 200, body: 'fail' } : { status: 500, body: expect.stringContaining('FAIL') };
+}
+
+/** The wallet is told the notification is refused: Alipay's `fail`, WeChat Pay's 400. */
+export function refusedAnswer(method: Wallet): NotifyResult {
+  return method === 'alipay' ? { status: 200, body: 'fail' } : { status: 400, body: expect.stringContaining('FAIL') };
+}
+
+/** An operator's recheck of the order; the answer is the order after it. */
+export function recheck(world: PaymentsWorld, orderId: string): Promise<HttpResult> {
+  return world.gateway.admin('POST', `/admin/topups/${orderId}/recheck`);
+}
+
+/** gateway_payment_notify_rejected_total{provider, reason} on the API's GET /metrics (0 before the first). */
+export async function rejectedNotifications(world: PaymentsWorld, provider: Wallet, reason: string): Promise<number> {
+  const metrics = await world.gateway.call('GET', '/metrics');
+  expect(metrics.status).toBe(200);
+  const labels = `provider="${provider}",reason="${reason}"`;
+  const line = new RegExp(`^gateway_payment_notify_rejected_total\\{${labels}\\} (\\S+)$`, 'm').exec(metrics.text);
+  return Number(line?.[1] ?? 0);
+}
+
+/** Whether the poller scheduled poll `attempt` of the order (which it does once the previous poll ended). */
+export async function pollScheduled(world: PaymentsWorld, orderId: string, attempt: number): Promise<boolean> {
+  const queue = world.gateway.app.get<Queue>(getQueueToken(QueueName.Payments));
+  return (await queue.getJob(`poll-${orderId}-${attempt}`)) !== undefined;
+}

@@ -1,6 +1,8 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { JobsOptions, Queue, QueueEvents } from 'bullmq';
+import Redis from 'ioredis';
+import { REDIS } from 'src/common/redis/redis.tokens';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { EvidencePayload, PaymentJob, PaymentJobPayloads, QueueName } from 'src/common/queue/queue.constants';
 
@@ -13,8 +15,13 @@ const RETRY_OPTIONS: JobsOptions = { attempts: CONFIRM_ATTEMPTS, backoff: { type
  */
 const CONFIRM_OPTIONS: JobsOptions = { ...RETRY_OPTIONS, removeOnComplete: { age: 3_600 }, removeOnFail: true };
 const RECONCILE_OPTIONS: JobsOptions = { ...RETRY_OPTIONS, removeOnComplete: true, removeOnFail: 1_000 };
-/** How long a webhook or a recheck waits for the worker before answering from the order as it stands. */
-const WAIT_MS = 15_000;
+/**
+ * How long a webhook waits for the worker before answering from the order as it stands: less than the
+ * 5 s WeChat Pay gives an acknowledgement, so that a wallet hears "send it again" rather than nothing.
+ */
+const WEBHOOK_WAIT_MS = 4_000;
+/** An operator's recheck waits for the provider's answer too, which may take its whole 10 s timeout. */
+const RECHECK_WAIT_MS = 15_000;
 
 /**
  * The one producer of payment jobs, in both processes. The API waits for the jobs it hands over
@@ -22,12 +29,17 @@ const WAIT_MS = 15_000;
  */
 @Injectable()
 export class PaymentJobs implements OnModuleDestroy {
-  private events: QueueEvents | null = null;
+  private events: Promise<QueueEvents> | null = null;
 
   constructor(
     @InjectQueue(QueueName.Payments) private readonly queue: Queue,
+    @Inject(REDIS) private readonly redis: Redis,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    // Each wait listens on the queue (and on the events) until its job ends or its time is up: a
+    // wallet's burst of duplicate notifications is many listeners at once, not a leak to warn of.
+    queue.setMaxListeners(0);
+  }
 
   /**
    * Hands a verified notification to the worker and waits for the job to end. The job id is the
@@ -36,7 +48,7 @@ export class PaymentJobs implements OnModuleDestroy {
   async confirmAndWait(orderId: string, evidence: EvidencePayload): Promise<void> {
     const payload: PaymentJobPayloads[PaymentJob.Confirm] = { orderId, evidence };
     const job = await this.queue.add(PaymentJob.Confirm, payload, { ...CONFIRM_OPTIONS, jobId: orderId });
-    await job.waitUntilFinished(await this.queueEvents(), WAIT_MS).catch(() => undefined);
+    await job.waitUntilFinished(await this.queueEvents(), WEBHOOK_WAIT_MS).catch(() => undefined);
   }
 
   /** The poll `attempt` of a pending order, after `delayMs`. */
@@ -49,11 +61,11 @@ export class PaymentJobs implements OnModuleDestroy {
     });
   }
 
-  /** An operator's recheck: the worker asks the provider now; resolves once it did (or WAIT_MS passed). */
+  /** An operator's recheck: the worker asks the provider now; resolves once it did (or RECHECK_WAIT_MS passed). */
   async recheckAndWait(orderId: string): Promise<void> {
     const payload: PaymentJobPayloads[PaymentJob.Reconcile] = { orderId, attempt: 0, via: 'recheck' };
     const job = await this.queue.add(PaymentJob.Reconcile, payload, RECONCILE_OPTIONS);
-    await job.waitUntilFinished(await this.queueEvents(), WAIT_MS).catch(() => undefined);
+    await job.waitUntilFinished(await this.queueEvents(), RECHECK_WAIT_MS).catch(() => undefined);
   }
 
   /** A last query of an order whose poll chain was lost; one at a time per order. */
@@ -62,19 +74,39 @@ export class PaymentJobs implements OnModuleDestroy {
     await this.queue.add(PaymentJob.Reconcile, payload, { ...RECONCILE_OPTIONS, jobId: `overdue-${orderId}` });
   }
 
-  /** Job completions arrive on a connection of their own, opened by the first wait. */
-  private async queueEvents(): Promise<QueueEvents> {
-    if (!this.events) {
-      this.events = new QueueEvents(QueueName.Payments, {
-        connection: { url: this.config.redisUrl },
-        prefix: 'gateway',
-      });
-      await this.events.waitUntilReady();
-    }
+  /**
+   * Job completions arrive on a connection of their own, opened by the first wait. It reads every event
+   * after the last one written before it opened. BullMQ's default, "from whenever reading starts", only
+   * starts once that connection has set itself up, after the first waits checked whether their jobs
+   * had finished: a job finishing in between was heard by neither, and its wait ran to its end.
+   */
+  private queueEvents(): Promise<QueueEvents> {
+    this.events ??= this.openQueueEvents().catch((error: Error) => {
+      this.events = null;
+      throw error;
+    });
     return this.events;
   }
 
+  private async openQueueEvents(): Promise<QueueEvents> {
+    const [last] = await this.redis.xrevrange(this.queue.keys.events, '+', '-', 'COUNT', 1);
+    const events = new QueueEvents(this.queue.name, {
+      connection: { url: this.config.redisUrl },
+      prefix: this.queue.opts.prefix,
+      lastEventId: last?.[0] ?? '0-0',
+    });
+    events.setMaxListeners(0);
+    try {
+      await events.waitUntilReady();
+    } catch (error) {
+      await events.close();
+      throw error;
+    }
+    return events;
+  }
+
   async onModuleDestroy(): Promise<void> {
-    await this.events?.close();
+    const events = await this.events?.catch(() => null);
+    await events?.close();
   }
 }

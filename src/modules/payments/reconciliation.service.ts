@@ -16,8 +16,12 @@ import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.reposit
 export const OVERDUE_GRACE_MS = 5 * 60_000;
 const OVERDUE_BATCH = 500;
 
-/** The wallets' words for a trade they closed themselves (Alipay, WeChat Pay). */
-const CLOSED_STATES = new Set(['TRADE_CLOSED', 'CLOSED']);
+/**
+ * The wallets' words (Alipay, WeChat Pay) for a trade that takes no payment and needs no close: one
+ * they closed themselves, or one they never created (its creation failed). Wallets may refuse to close
+ * either (WeChat Pay answers 404 for an order it does not know), which would keep the order pending.
+ */
+const NOTHING_TO_CLOSE = new Set(['TRADE_CLOSED', 'CLOSED', 'TRADE_NOT_EXIST', 'ORDER_NOT_EXIST']);
 
 export type ReconcileVia = 'poller' | 'recheck';
 
@@ -56,8 +60,7 @@ export class ReconciliationService {
         return await this.credit(order, state.evidence, via);
       }
       if (expired && order.status === 'pending') {
-        // A trade the wallet already closed (its own timeout) cannot be closed again: some wallets refuse.
-        if (!CLOSED_STATES.has(state.rawStatus)) {
+        if (!NOTHING_TO_CLOSE.has(state.rawStatus)) {
           await provider.close(request);
         }
         if (await this.orders.markExpired(order.id, true)) {

@@ -8,20 +8,22 @@ const RAW_BODY = Symbol('webhookRawBody');
 type WithRawBody = FastifyRequest & { [RAW_BODY]?: Buffer };
 
 /**
- * Nest turns an error thrown while Fastify reads a body into an HttpException of its status only when
- * the error is named like Fastify's own; any other error would be answered as a 500.
+ * An error as Fastify raises it while reading a body. Nest turns only errors named FastifyError into an
+ * HTTP error of their status; any other reaches the exception filter as an unexpected 500.
  */
 abstract class BodyError extends Error {
   override readonly name = 'FastifyError';
+  abstract readonly statusCode: number;
+  abstract readonly code: string;
 }
 
-/** A body over the limit: 413, as Fastify answers its own limit. */
+/** A body over the limit: 413, like Fastify's own. */
 class BodyTooLarge extends BodyError {
   readonly statusCode = 413;
   readonly code = 'FST_ERR_CTP_BODY_TOO_LARGE';
 }
 
-/** What every route but /webhooks answers to a form, as it does to any content type it does not take. */
+/** What every route but /webhooks answers to a form, as it does to any content type it does not take: 400. */
 class UnsupportedForm extends BodyError {
   readonly statusCode = 415;
   readonly code = 'FST_ERR_CTP_INVALID_MEDIA_TYPE';
