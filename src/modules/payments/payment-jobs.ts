@@ -14,7 +14,11 @@ const RETRY_OPTIONS: JobsOptions = { attempts: CONFIRM_ATTEMPTS, backoff: { type
  * a failed one is removed, so the wallet's next resend can try again under the same id.
  */
 const CONFIRM_OPTIONS: JobsOptions = { ...RETRY_OPTIONS, removeOnComplete: { age: 3_600 }, removeOnFail: true };
-const RECONCILE_OPTIONS: JobsOptions = { ...RETRY_OPTIONS, removeOnComplete: true, removeOnFail: 1_000 };
+/**
+ * Poll ids dedupe the chains of one order (a sweep while a poll waits adds none); a failed poll is
+ * removed too (the worker logs it), or its id would refuse every later poll of the order.
+ */
+const RECONCILE_OPTIONS: JobsOptions = { ...RETRY_OPTIONS, removeOnComplete: true, removeOnFail: true };
 /**
  * How long a webhook waits for the worker before answering from the order as it stands: less than the
  * 5 s WeChat Pay gives an acknowledgement, so that a wallet hears "send it again" rather than nothing.

@@ -1,5 +1,7 @@
-import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
-import { OnApplicationBootstrap } from '@nestjs/common';
+import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
+import { Inject, OnApplicationBootstrap } from '@nestjs/common';
+import { Logger } from 'pino';
+import { LOGGER } from 'src/common/logging/logger';
 import { Job, Queue, UnrecoverableError } from 'bullmq';
 import { PaymentJob, PaymentJobPayloads, QueueName } from 'src/common/queue/queue.constants';
 import { ConfirmationRefused, PaymentConfirmation } from 'src/modules/payments/payment-confirmation.service';
@@ -18,8 +20,18 @@ export class PaymentsProcessor extends WorkerHost implements OnApplicationBootst
     private readonly confirmation: PaymentConfirmation,
     private readonly reconciliation: ReconciliationService,
     @InjectQueue(QueueName.Payments) private readonly queue: Queue,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {
     super();
+  }
+
+  /** Failed jobs are removed (their ids must stay free); this line is what remains of one. */
+  @OnWorkerEvent('failed')
+  onFailed(job: Job | undefined, error: Error): void {
+    this.logger.error(
+      { job: job?.name, jobId: job?.id, attempts: job?.attemptsMade, err: error.message },
+      'payment job failed',
+    );
   }
 
   async onApplicationBootstrap(): Promise<void> {
