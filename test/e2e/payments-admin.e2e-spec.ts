@@ -5,29 +5,10 @@ import {
   createTopup,
   DEFAULT_SETTINGS,
   orderNoOf,
-  PaymentsWorld,
   putSettings,
   usePaymentsWorld,
+  allPages,
 } from 'test/e2e/payments-helpers';
-import { HttpResult } from 'test/support/gateway';
-
-/** Every page of an admin list at `limit`, following nextCursor. */
-async function adminPages(world: PaymentsWorld, query: string, limit: number): Promise<any[][]> {
-  const pages: any[][] = [];
-  let cursor: string | null = null;
-  do {
-    const page: HttpResult = await world.gateway.admin(
-      'GET',
-      `/admin/topups?${query}&limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-    );
-    expect(page.status).toBe(200);
-    expect(page.body.data.length).toBeLessThanOrEqual(limit);
-    pages.push(page.body.data);
-    cursor = page.body.nextCursor;
-    expect(pages.length).toBeLessThan(20);
-  } while (cursor);
-  return pages;
-}
 
 describe('admin payments', () => {
   const world = usePaymentsWorld();
@@ -102,7 +83,7 @@ describe('admin payments', () => {
       await world.wechatpay.pay(orderNoOf(created[3].id));
       const paid = new Set([created[0].id, created[3].id]);
 
-      const all = await adminPages(world, `accountId=${payer.accountId}`, 2);
+      const all = await allPages(world, `/admin/topups?accountId=${payer.accountId}`, undefined, 2);
       expect(all.map((page) => page.length)).toEqual([2, 2, 1]);
       expect(all.flat().map((topup) => topup.id)).toEqual([...created].reverse().map((topup) => topup.id));
       expect(all.flat().every((topup) => topup.accountId === payer.accountId)).toBe(true);
@@ -113,15 +94,15 @@ describe('admin payments', () => {
         paidAt: expect.stringMatching(ISO_DATE_TIME),
       });
 
-      const pending = await adminPages(world, `accountId=${payer.accountId}&status=pending`, 2);
+      const pending = await allPages(world, `/admin/topups?accountId=${payer.accountId}&status=pending`, undefined, 2);
       expect(pending.flat().map((topup) => topup.id)).toEqual(
         [...created].reverse().flatMap((topup) => (paid.has(topup.id) ? [] : [topup.id])),
       );
-      const paidPages = await adminPages(world, `status=paid&accountId=${payer.accountId}`, 1);
+      const paidPages = await allPages(world, `/admin/topups?status=paid&accountId=${payer.accountId}`, undefined, 1);
       expect(paidPages.flat().map((topup) => topup.id)).toEqual([created[3].id, created[0].id]);
 
       // Without an account, every account's orders of that status.
-      const everyPending = (await adminPages(world, 'status=pending', 200)).flat();
+      const everyPending = (await allPages(world, '/admin/topups?status=pending', undefined, 200)).flat();
       expect(everyPending.every((topup) => topup.status === 'pending')).toBe(true);
       expect(everyPending.map((topup) => topup.id)).toEqual(expect.arrayContaining([foreign.id, created[4].id]));
       expect(everyPending.map((topup) => topup.id)).not.toContain(created[0].id);

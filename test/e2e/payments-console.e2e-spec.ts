@@ -5,35 +5,16 @@ import {
   createTopup,
   DEFAULT_SETTINGS,
   orderNoOf,
-  PaymentsWorld,
   putSettings,
   usePaymentsWorld,
+  allPages,
 } from 'test/e2e/payments-helpers';
 import { freePort } from 'test/support/free-port';
-import { Customer, HttpResult, TestGateway } from 'test/support/gateway';
+import { Customer, TestGateway } from 'test/support/gateway';
 import { startFakeAlipay } from 'tools/fake-wallets/fake-alipay';
 import { FakeWallet } from 'tools/fake-wallets/fake-wallet';
 
 const MINUTE_MS = 60_000;
-
-/** Every page of GET /console/topups (or another cursor-paged list) at `limit`, following nextCursor. */
-async function allPages(world: PaymentsWorld, path: string, token: string | undefined, limit: number) {
-  const pages: any[][] = [];
-  let cursor: string | null = null;
-  do {
-    const separator = path.includes('?') ? '&' : '?';
-    const page: HttpResult = await world.gateway.call(
-      'GET',
-      `${path}${separator}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-      { token },
-    );
-    expect({ status: page.status, size: page.body.data?.length <= limit }).toEqual({ status: 200, size: true });
-    pages.push(page.body.data);
-    cursor = page.body.nextCursor;
-    expect(pages.length).toBeLessThan(20);
-  } while (cursor);
-  return pages;
-}
 
 describe('console top-ups', () => {
   const world = usePaymentsWorld();

@@ -112,6 +112,27 @@ export async function createTopup(
   return response.body;
 }
 
+/**
+ * Every page of a cursor-paged list at `limit`, following nextCursor: with `token` as that console
+ * session, without it as the operator. Each page is 200 and within the limit.
+ */
+export async function allPages(world: PaymentsWorld, path: string, token: string | undefined, limit: number) {
+  const pages: any[][] = [];
+  let cursor: string | null = null;
+  do {
+    const separator = path.includes('?') ? '&' : '?';
+    const url = `${path}${separator}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+    const page: HttpResult = token
+      ? await world.gateway.call('GET', url, { token })
+      : await world.gateway.admin('GET', url);
+    expect({ status: page.status, size: page.body.data?.length <= limit }).toEqual({ status: 200, size: true });
+    pages.push(page.body.data);
+    cursor = page.body.nextCursor;
+    expect(pages.length).toBeLessThan(20);
+  } while (cursor);
+  return pages;
+}
+
 export { orderNoOf };
 
 /** A new customer with no balance, and their pending CNY order of `amount` in `method`. */
