@@ -57,6 +57,7 @@ export interface EvidencePayload {
 
 export type PaymentJobPayloads = {
   [PaymentJob.Confirm]: { orderId: string; evidence: EvidencePayload };
-  [PaymentJob.Reconcile]: { orderId: string; attempt: number; via: 'poller' | 'recheck' };
+  /** `sweep`: a last query of an overdue order, which starts no poll chain (the sweep itself comes back). */
+  [PaymentJob.Reconcile]: { orderId: string; attempt: number; via: 'poller' | 'recheck' | 'sweep' };
   [PaymentJob.SweepOverdue]: Record<string, never>;
 };

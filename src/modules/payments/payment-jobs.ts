@@ -18,7 +18,11 @@ const CONFIRM_OPTIONS: JobsOptions = { ...RETRY_OPTIONS, removeOnComplete: { age
  * Poll ids dedupe the chains of one order (a sweep while a poll waits adds none); a failed poll is
  * removed too (the worker logs it), or its id would refuse every later poll of the order.
  */
-const RECONCILE_OPTIONS: JobsOptions = { ...RETRY_OPTIONS, removeOnComplete: true, removeOnFail: true };
+// Polls are prioritised (BullMQ runs jobs without a priority first): a notification's confirmation, which a
+// webhook waits for, never queues behind polls that a slow wallet holds for seconds each.
+// An operator's recheck, waited for like a notification, is not.
+const RECHECK_OPTIONS: JobsOptions = { ...RETRY_OPTIONS, removeOnComplete: true, removeOnFail: true };
+const RECONCILE_OPTIONS: JobsOptions = { ...RECHECK_OPTIONS, priority: 10 };
 /**
  * How long a webhook waits for the worker before answering from the order as it stands: less than the
  * 5 s WeChat Pay gives an acknowledgement, so that a wallet hears "send it again" rather than nothing.
@@ -68,13 +72,13 @@ export class PaymentJobs implements OnModuleDestroy {
   /** An operator's recheck: the worker asks the provider now; resolves once it did (or RECHECK_WAIT_MS passed). */
   async recheckAndWait(orderId: string): Promise<void> {
     const payload: PaymentJobPayloads[PaymentJob.Reconcile] = { orderId, attempt: 0, via: 'recheck' };
-    const job = await this.queue.add(PaymentJob.Reconcile, payload, RECONCILE_OPTIONS);
+    const job = await this.queue.add(PaymentJob.Reconcile, payload, RECHECK_OPTIONS);
     await job.waitUntilFinished(await this.queueEvents(), RECHECK_WAIT_MS).catch(() => undefined);
   }
 
   /** A last query of an order whose poll chain was lost; one at a time per order. */
   async scheduleOverdue(orderId: string): Promise<void> {
-    const payload: PaymentJobPayloads[PaymentJob.Reconcile] = { orderId, attempt: 0, via: 'poller' };
+    const payload: PaymentJobPayloads[PaymentJob.Reconcile] = { orderId, attempt: 0, via: 'sweep' };
     await this.queue.add(PaymentJob.Reconcile, payload, { ...RECONCILE_OPTIONS, jobId: `overdue-${orderId}` });
   }
 

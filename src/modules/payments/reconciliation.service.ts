@@ -23,7 +23,7 @@ const OVERDUE_BATCH = 500;
  */
 const NOTHING_TO_CLOSE = new Set(['TRADE_CLOSED', 'CLOSED', 'TRADE_NOT_EXIST', 'ORDER_NOT_EXIST']);
 
-export type ReconcileVia = 'poller' | 'recheck';
+export type ReconcileVia = 'poller' | 'recheck' | 'sweep';
 
 /**
  * Our own query of a pending order, so that a lost or refused notification never loses a payment:
@@ -60,10 +60,12 @@ export class ReconciliationService {
         return await this.credit(order, state.evidence, via);
       }
       if (expired && order.status === 'pending') {
-        if (!NOTHING_TO_CLOSE.has(state.rawStatus)) {
+        // closed_at records that the wallet confirmed the close; a trade with nothing to close has none.
+        const closing = !NOTHING_TO_CLOSE.has(state.rawStatus);
+        if (closing) {
           await provider.close(request);
         }
-        if (await this.orders.markExpired(order.id, true)) {
+        if (await this.orders.markExpired(order.id, closing)) {
           metrics.topups.inc({ method: provider.method, status: 'expired' });
         }
         return 'expired';
@@ -85,7 +87,7 @@ export class ReconciliationService {
 
   private async credit(order: TopupOrderEntity, evidence: StoredEvidence, via: ReconcileVia): Promise<string> {
     try {
-      await this.confirmation.confirm(order.id, evidence, via);
+      await this.confirmation.confirm(order.id, evidence, via === 'sweep' ? 'poller' : via);
       return 'paid';
     } catch (error) {
       if (!(error instanceof ConfirmationRefused)) {

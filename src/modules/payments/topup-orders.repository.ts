@@ -27,9 +27,16 @@ export class TopupOrdersRepository {
     return repository.save(repository.create({ ...order, status: 'pending' }));
   }
 
-  /** An account's orders still waiting for their payment. */
-  countPending(accountId: string): Promise<number> {
-    return this.orders.countBy({ accountId, status: 'pending' });
+  /**
+   * An account's orders still waiting for their payment. One past its expiry is not: whatever keeps it
+   * pending (a wallet down at its expiry, a method since unconfigured) is not the customer's to wait out.
+   */
+  async countPending(accountId: string): Promise<number> {
+    const [row] = await this.orders.query<{ count: string }[]>(
+      `SELECT COUNT(*) AS count FROM topup_orders WHERE account_id = $1 AND status = 'pending' AND expires_at > now()`,
+      [accountId],
+    );
+    return Number(row.count);
   }
 
   findById(id: string): Promise<TopupOrderEntity | null> {
