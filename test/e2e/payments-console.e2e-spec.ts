@@ -311,6 +311,37 @@ describe('console top-ups waiting for payment', () => {
       await createTopup(world, payer, method, '10');
     },
   );
+
+  it('should let no more than five of ten concurrent orders wait', async () => {
+    const payer = await world.gateway.newCustomer({ balance: '0' });
+    const tries = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        world.gateway.call('POST', '/console/topups', {
+          token: payer.token,
+          body: { currency: 'CNY', method: 'alipay', amount: '10' },
+        }),
+      ),
+    );
+
+    expect(tries.map((answer) => answer.status).sort()).toEqual([201, 201, 201, 201, 201, 429, 429, 429, 429, 429]);
+  });
+
+  it('should refuse the 21st order of a minute even while the wallet fails them all', async () => {
+    const payer = await world.gateway.newCustomer({ balance: '0' });
+    world.alipay.failNext('create', 'down', 20);
+    const order = () =>
+      world.gateway.call('POST', '/console/topups', {
+        token: payer.token,
+        body: { currency: 'CNY', method: 'alipay', amount: '10' },
+      });
+    for (let index = 0; index < 20; index++) {
+      expect((await order()).status).toBe(502);
+    }
+
+    const refused = await order();
+    expectError(refused, 429, { type: 'requests', code: 'rate_limit_exceeded' });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
 });
 
 describe('console top-ups on a gateway with only Alipay configured', () => {

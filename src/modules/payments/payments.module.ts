@@ -10,6 +10,7 @@ import { PaymentJobs } from 'src/modules/payments/payment-jobs';
 import { PaymentProviders } from 'src/modules/payments/payment-providers';
 import { PaymentSettingsEntity } from 'src/modules/payments/payment-settings.entity';
 import { PaymentSettingsService } from 'src/modules/payments/payment-settings.service';
+import { PaymentThrottle } from 'src/modules/payments/payment-throttle';
 import { RedemptionCodeEntity } from 'src/modules/payments/redemption-code.entity';
 import { RedemptionsService } from 'src/modules/payments/redemptions.service';
 import { TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
@@ -39,6 +40,6 @@ export class PaymentsCoreModule {}
     RateLimitsModule,
   ],
   controllers: [ConsoleTopupsController, AdminPaymentsController, WebhooksController],
-  providers: [TopupsService, PaymentSettingsService, RedemptionsService, WebhooksService],
+  providers: [TopupsService, PaymentSettingsService, RedemptionsService, WebhooksService, PaymentThrottle],
 })
 export class PaymentsModule {}

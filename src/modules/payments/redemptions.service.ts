@@ -7,15 +7,13 @@ import { throttleAddress } from 'src/modules/auth/client-address';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
 import { RedemptionBatchCreateDto, RedemptionBatchDto } from 'src/modules/payments/dto/redemption.dto';
 import { PaymentConfirmation } from 'src/modules/payments/payment-confirmation.service';
+import { PaymentThrottle } from 'src/modules/payments/payment-throttle';
 import { RedemptionCodeEntity } from 'src/modules/payments/redemption-code.entity';
 import { hashRedemptionCode, newRedemptionCode, normalizeRedemptionCode } from 'src/modules/payments/redemption-codes';
 import { formatAmount } from 'src/modules/payments/topup-amounts';
 import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
-import { LimiterFailurePolicy } from 'src/modules/rate-limits/limiter-failure.policy';
-import { RedisThrottlerStorage } from 'src/modules/rate-limits/redis-throttler.storage';
 import { DataSource } from 'typeorm';
 
-const MINUTE_MS = 60_000;
 /** Tries per minute: plenty for a person typing a code, nothing for someone guessing one. */
 const TRIES_PER_ACCOUNT = 10;
 const TRIES_PER_ADDRESS = 30;
@@ -29,8 +27,7 @@ export class RedemptionsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly orders: TopupOrdersRepository,
     private readonly confirmation: PaymentConfirmation,
-    private readonly throttle: RedisThrottlerStorage,
-    private readonly limiterFailures: LimiterFailurePolicy,
+    private readonly throttle: PaymentThrottle,
   ) {}
 
   /** A batch of codes, shown this once: only their hashes are kept. */
@@ -110,26 +107,12 @@ export class RedemptionsService {
     return LedgerEntryResponseDto.from(confirmation.entry);
   }
 
-  /** Tries per account and per client address, in Redis; refused while Redis is away (guessing must stay bounded). */
-  private async admit(accountId: string, ip: string): Promise<void> {
+  /** Tries per account and per client address. */
+  private admit(accountId: string, ip: string): Promise<void> {
     const windows = [
       { key: `gw:redeem:account:${accountId}`, limit: TRIES_PER_ACCOUNT },
       { key: `gw:redeem:ip:${throttleAddress(ip)}`, limit: TRIES_PER_ADDRESS },
     ];
-    const record = await this.limiterFailures.check(
-      () => this.throttle.incrementWindows(windows, MINUTE_MS),
-      null,
-      'closed',
-    );
-    if (record && record.refusedBy >= 0) {
-      const retryAfter = Math.max(1, Math.ceil(record.resetMs / 1000));
-      throw new ApiError(
-        ErrorKind.RateLimited,
-        `Too many redemption attempts. Retry after ${retryAfter}s.`,
-        null,
-        undefined,
-        { 'retry-after': String(retryAfter) },
-      );
-    }
+    return this.throttle.admit(windows, 'redemption attempts');
   }
 }

@@ -31,8 +31,8 @@ export class TopupOrdersRepository {
    * An account's orders still waiting for their payment. One past its expiry is not: whatever keeps it
    * pending (a wallet down at its expiry, a method since unconfigured) is not the customer's to wait out.
    */
-  async countPending(accountId: string): Promise<number> {
-    const [row] = await this.orders.query<{ count: string }[]>(
+  async countPending(accountId: string, manager: EntityManager = this.orders.manager): Promise<number> {
+    const [row] = await manager.query<{ count: string }[]>(
       `SELECT COUNT(*) AS count FROM topup_orders WHERE account_id = $1 AND status = 'pending' AND expires_at > now()`,
       [accountId],
     );

@@ -23,7 +23,10 @@ import { ProviderUnavailable } from 'src/modules/payments/providers/payment-prov
 import { paymentOrderOf } from 'src/modules/payments/payment-order';
 import { cnyRangeFor, creditForCny, formatAmount, parseAmount, parseRate } from 'src/modules/payments/topup-amounts';
 import { TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
-import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
+import { NewTopupOrder, TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
+import { PaymentThrottle } from 'src/modules/payments/payment-throttle';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 
 /**
  * Pending orders an account may have at once: each one costs a call to the wallet and a poll every few
@@ -31,13 +34,21 @@ import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.reposit
  */
 export const MAX_PENDING_PER_ACCOUNT = 5;
 
+/**
+ * Orders an account may create a minute, whatever becomes of them: the cap above does not hold while
+ * the wallet fails (such orders expire at once), and every order costs a call to the wallet.
+ */
+const ORDERS_PER_MINUTE = 20;
+
 const validSeq = (position: Cursor) => position.length === 1 && /^\d{1,19}$/.test(position[0]);
 
 /** Top-up orders as customers and operators see them. */
 @Injectable()
 export class TopupsService {
   constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly orders: TopupOrdersRepository,
+    private readonly throttle: PaymentThrottle,
     private readonly settings: PaymentSettingsService,
     private readonly providers: PaymentProviders,
     private readonly jobs: PaymentJobs,
@@ -72,12 +83,6 @@ export class TopupsService {
         'method',
       );
     }
-    if ((await this.orders.countPending(accountId)) >= MAX_PENDING_PER_ACCOUNT) {
-      throw new ApiError(
-        ErrorKind.RateLimited,
-        `At most ${MAX_PENDING_PER_ACCOUNT} top-ups may wait for payment at once; pay one or let it expire.`,
-      );
-    }
     const settings = await this.settings.current();
     const rate = settings.cnyPerUsd === null ? null : parseRate(settings.cnyPerUsd);
     if (rate === null) {
@@ -95,7 +100,8 @@ export class TopupsService {
     }
     // One clock for both, so the order shows exactly the operator's TTL between them.
     const createdAt = new Date();
-    const order = await this.orders.create({
+    await this.throttle.admit([{ key: `gw:topup:account:${accountId}`, limit: ORDERS_PER_MINUTE }], 'top-up orders');
+    const order = await this.createWithinCap({
       accountId,
       currency: 'CNY',
       method: dto.method,
@@ -172,6 +178,20 @@ export class TopupsService {
     const page = rows.slice(0, query.limit);
     const more = rows.length > query.limit;
     return { data: page.map(map), nextCursor: more ? encodeCursor([page[page.length - 1].seq]) : null };
+  }
+
+  /** Counts and inserts under a per-account lock, so that concurrent creations cannot overrun the cap. */
+  private createWithinCap(order: NewTopupOrder): Promise<TopupOrderEntity> {
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`topup:${order.accountId}`]);
+      if ((await this.orders.countPending(order.accountId, manager)) >= MAX_PENDING_PER_ACCOUNT) {
+        throw new ApiError(
+          ErrorKind.RateLimited,
+          `At most ${MAX_PENDING_PER_ACCOUNT} top-ups may wait for payment at once; pay one or let it expire.`,
+        );
+      }
+      return this.orders.create(order, manager);
+    });
   }
 
   private async schedulePolling(order: TopupOrderEntity): Promise<void> {
