@@ -68,12 +68,12 @@ describe(AlipayProvider.name, () => {
       biz_content: expect.any(String),
       sign: expect.any(String),
     });
-    // 29.5 minutes left: Alipay is told 30, so the order never closes before our expiry.
+    // 29.5 minutes left: Alipay is told 29, so it stops taking payment before our last query.
     expect(JSON.parse(params.biz_content)).toEqual({
       out_trade_no: ORDER.orderNo,
       total_amount: '12.30',
       subject: 'Balance',
-      timeout_express: '30m',
+      timeout_express: '29m',
     });
     expect(verifyRsa2(alipaySigningString(params, ['sign']), params.sign, merchant.publicKey)).toBe(true);
   });

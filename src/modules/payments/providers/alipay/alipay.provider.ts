@@ -22,9 +22,13 @@ import {
 /** Alipay's answer for an out_trade_no it has no trade of: for a precreated order, not scanned yet. */
 const TRADE_NOT_EXIST = 'ACQ.TRADE_NOT_EXIST';
 
-/** Whole minutes until `expiresAt`, rounded up, at least the 1 minute Alipay accepts. */
+/**
+ * Whole minutes until `expiresAt`, rounded down (at least the 1 minute Alipay accepts): Alipay stops
+ * taking payment no later than the order expires, so the last query at expiry finds the trade closed
+ * (or never scanned) rather than one a payer may still pay after we stopped asking.
+ */
 function minutesUntil(expiresAt: Date, now: Date): number {
-  return Math.max(1, Math.ceil((expiresAt.getTime() - now.getTime()) / 60_000));
+  return Math.max(1, Math.floor((expiresAt.getTime() - now.getTime()) / 60_000));
 }
 
 /** Alipay's face-to-face payment: the payer scans a QR code that `alipay.trade.precreate` issues. */
