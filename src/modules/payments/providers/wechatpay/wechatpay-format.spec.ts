@@ -1,4 +1,9 @@
-import { amountToFen, fenToAmount, toBeijingTime } from 'src/modules/payments/providers/wechatpay/wechatpay-format';
+import {
+  amountToFen,
+  fenForWire,
+  fenToAmount,
+  toBeijingTime,
+} from 'src/modules/payments/providers/wechatpay/wechatpay-format';
 
 describe('wechatpay-format', () => {
   it.each([
@@ -17,6 +22,13 @@ describe('wechatpay-format', () => {
     expect(() => fenToAmount(12.5)).toThrow(RangeError);
     expect(() => fenToAmount(-1)).toThrow(RangeError);
     expect(() => fenToAmount(Number.NaN)).toThrow(RangeError);
+  });
+
+  it('should write fen for the wire exactly, and refuse what a number cannot hold exactly', () => {
+    expect(fenForWire(1230n)).toBe(1230);
+    expect(fenForWire(BigInt(Number.MAX_SAFE_INTEGER))).toBe(Number.MAX_SAFE_INTEGER);
+    expect(() => fenForWire(BigInt(Number.MAX_SAFE_INTEGER) + 1n)).toThrow(RangeError);
+    expect(() => fenForWire(-1n)).toThrow(RangeError);
   });
 
   it.each(['12.3', '12', '-1.00', '1.234', '', ' 1.00'])('should refuse the amount %p', (amount) => {

@@ -15,6 +15,17 @@ export function fenToAmount(fen: number | bigint): string {
   return `${whole / 100n}.${(whole % 100n).toString().padStart(2, '0')}`;
 }
 
+/**
+ * Fen as `amount.total` is written: a JSON integer. An integer count of fen is exact as a number up to
+ * 2^53; past that (never a real order) it throws instead of rounding.
+ */
+export function fenForWire(fen: bigint): number {
+  if (fen < 0n || fen > BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw new RangeError('an amount in fen must be a whole number from 0 to 2^53 - 1');
+  }
+  return Number(fen);
+}
+
 /** '12.30' → 1230n. Throws unless the amount has exactly two decimals, as both wallets write it. */
 export function amountToFen(amount: string): bigint {
   const match = AMOUNT_PATTERN.exec(amount);

@@ -16,7 +16,7 @@ import {
   WechatPayClientOptions,
   WechatPayOperation,
 } from 'src/modules/payments/providers/wechatpay/wechatpay-client';
-import { toBeijingTime } from 'src/modules/payments/providers/wechatpay/wechatpay-format';
+import { fenForWire, toBeijingTime } from 'src/modules/payments/providers/wechatpay/wechatpay-format';
 import { verifyWechatPayNotification } from 'src/modules/payments/providers/wechatpay/wechatpay-notification';
 import { evidenceOf, transactionOf } from 'src/modules/payments/providers/wechatpay/wechatpay-transaction';
 
@@ -46,7 +46,7 @@ export class WechatPayProvider implements PaymentProvider {
       out_trade_no: order.orderNo,
       time_expire: toBeijingTime(order.expiresAt),
       notify_url: this.notifyUrl,
-      amount: { total: Number(order.amountFen), currency: 'CNY' },
+      amount: { total: fenForWire(order.amountFen), currency: 'CNY' },
     });
     expectStatus('create', answer, 200);
     const codeUrl = (answer.body as { code_url?: unknown } | null)?.code_url;
