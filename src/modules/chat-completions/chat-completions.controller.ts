@@ -1,28 +1,34 @@
-import { Controller, HttpCode, Post, Res, UseInterceptors } from '@nestjs/common';
+import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiOkResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { FastifyReply } from 'fastify';
-import { ApiKeyAuth } from 'src/common/decorators/auth.decorators';
+import { ApiKeyAuth, ApiKeyPrincipal, AuthenticatedRequest, AuthKind } from 'src/common/decorators/auth.decorators';
 import { ChatCompletionsService } from 'src/modules/chat-completions/chat-completions.service';
 import { MeteredStatus } from 'src/modules/billing/metering.types';
-import { AdmittedCompletion } from 'src/modules/chat-completions/completion-admission.service';
+import { CompletionAdmission } from 'src/modules/chat-completions/completion-admission.service';
 import {
   ChatCompletionChunkDto,
   ChatCompletionDto,
   ChatCompletionRequestDto,
   CONTENT_PART_DTOS,
 } from 'src/modules/chat-completions/dto/chat-completion.dto';
-import { Admitted, MeteringInterceptor } from 'src/modules/chat-completions/metering.interceptor';
 
+/**
+ * The handler runs the relay inside the admission (CompletionAdmission.run) rather than behind a Nest
+ * interceptor: the same order and give-backs, without an rxjs pipeline and two async-context bindings
+ * per request, which cost several percent of the API's CPU under load.
+ */
 @ApiTags('v1')
 @ApiKeyAuth()
 @ApiExtraModels(ChatCompletionDto, ChatCompletionChunkDto, ...Object.values(CONTENT_PART_DTOS))
 @Controller('v1/chat/completions')
 export class ChatCompletionsController {
-  constructor(private readonly service: ChatCompletionsService) {}
+  constructor(
+    private readonly admission: CompletionAdmission,
+    private readonly service: ChatCompletionsService,
+  ) {}
 
   @Post()
   @HttpCode(200)
-  @UseInterceptors(MeteringInterceptor)
   @ApiBody({ type: ChatCompletionRequestDto })
   @ApiOkResponse({
     description: 'A chat completion; with `stream: true`, server-sent events of chunks ending with `data: [DONE]`.',
@@ -31,7 +37,17 @@ export class ChatCompletionsController {
       'text/event-stream': { schema: { $ref: getSchemaPath(ChatCompletionChunkDto) } },
     },
   })
-  createChatCompletion(@Admitted() admitted: AdmittedCompletion, @Res() reply: FastifyReply): Promise<MeteredStatus> {
-    return this.service.complete(admitted, reply);
+  createChatCompletion(@Req() request: AuthenticatedRequest, @Res() reply: FastifyReply): Promise<MeteredStatus> {
+    return this.admission.run(apiKeyPrincipal(request), request, reply, (admitted) =>
+      this.service.complete(admitted, reply),
+    );
   }
+}
+
+function apiKeyPrincipal(request: AuthenticatedRequest): ApiKeyPrincipal {
+  const principal = request.principal;
+  if (principal?.kind !== AuthKind.ApiKey) {
+    throw new Error('the completion route was reached without API-key authentication');
+  }
+  return principal;
 }

@@ -3,7 +3,6 @@ import { BillingModule } from 'src/modules/billing/billing.module';
 import { ChatCompletionsController } from 'src/modules/chat-completions/chat-completions.controller';
 import { ChatCompletionsService } from 'src/modules/chat-completions/chat-completions.service';
 import { CompletionAdmission } from 'src/modules/chat-completions/completion-admission.service';
-import { MeteringInterceptor } from 'src/modules/chat-completions/metering.interceptor';
 import { UpstreamClient } from 'src/modules/chat-completions/upstream/upstream-client';
 import { ModelsModule } from 'src/modules/models/models.module';
 import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
@@ -11,6 +10,6 @@ import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
 @Module({
   imports: [ModelsModule, BillingModule, RateLimitsModule],
   controllers: [ChatCompletionsController],
-  providers: [CompletionAdmission, ChatCompletionsService, UpstreamClient, MeteringInterceptor],
+  providers: [CompletionAdmission, ChatCompletionsService, UpstreamClient],
 })
 export class ChatCompletionsModule {}

@@ -146,4 +146,50 @@ describe(CompletionAdmission.name, () => {
 
     expect(settle).not.toHaveBeenCalled();
   });
+
+  describe('run', () => {
+    const request = { body, id: 'req_1' };
+
+    it('should relay once admitted, keep the hold, and free the slot after the relay', async () => {
+      const { sut, meter, releaseSlot } = await setup();
+      const relay = jest.fn(() => {
+        expect(releaseSlot).not.toHaveBeenCalled();
+        return Promise.resolve('completed');
+      });
+
+      await expect(sut.run(principal, request, fakeReply().reply, relay)).resolves.toBe('completed');
+
+      expect(relay).toHaveBeenCalledWith(expect.objectContaining({ meter, body }));
+      expect(meter.release).not.toHaveBeenCalled();
+      expect(releaseSlot).toHaveBeenCalledTimes(1);
+    });
+
+    it('should give the hold and the counted tokens back when the relay fails, then free the slot', async () => {
+      const { sut, meter, settle, releaseSlot } = await setup();
+      const failure = new Error('upstream gone');
+      const order: string[] = [];
+      meter.release.mockImplementation(() => {
+        order.push('give back');
+        return Promise.resolve(true);
+      });
+      releaseSlot.mockImplementation(() => order.push('slot'));
+
+      await expect(sut.run(principal, request, fakeReply().reply, () => Promise.reject(failure))).rejects.toBe(
+        failure,
+      );
+
+      expect(settle).toHaveBeenCalledWith(0);
+      expect(order).toEqual(['give back', 'slot']);
+    });
+
+    it('should never start the relay of a refused request', async () => {
+      const { sut, deps } = await setup();
+      deps(RequestRateLimiter).admit.mockRejectedValue(tooMany());
+      const relay = jest.fn();
+
+      await expect(sut.run(principal, request, fakeReply().reply, relay)).rejects.toMatchObject({ status: 429 });
+
+      expect(relay).not.toHaveBeenCalled();
+    });
+  });
 });

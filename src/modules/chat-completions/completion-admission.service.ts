@@ -52,6 +52,27 @@ export class CompletionAdmission {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
+  /**
+   * Runs `relay` as an admitted completion: a refused request never reaches it; a relay that fails gives
+   * the hold back (unless usage was recorded); the slot and the deadline go whatever the outcome.
+   */
+  async run<T>(
+    principal: ApiKeyPrincipal,
+    request: { body: unknown; id: string },
+    reply: FastifyReply,
+    relay: (admitted: AdmittedCompletion) => Promise<T>,
+  ): Promise<T> {
+    const admitted = await this.admit(principal, request.body, request.id, reply);
+    try {
+      return await relay(admitted);
+    } catch (error) {
+      await admitted.giveBack();
+      throw error;
+    } finally {
+      admitted.release();
+    }
+  }
+
   /** `reply` receives the rate-limit headers (a refusal carries them too) and tells when the client hangs up. */
   async admit(
     principal: ApiKeyPrincipal,
