@@ -174,9 +174,7 @@ describe(CompletionAdmission.name, () => {
       });
       releaseSlot.mockImplementation(() => order.push('slot'));
 
-      await expect(sut.run(principal, request, fakeReply().reply, () => Promise.reject(failure))).rejects.toBe(
-        failure,
-      );
+      await expect(sut.run(principal, request, fakeReply().reply, () => Promise.reject(failure))).rejects.toBe(failure);
 
       expect(settle).toHaveBeenCalledWith(0);
       expect(order).toEqual(['give back', 'slot']);
