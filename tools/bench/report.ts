@@ -26,6 +26,10 @@ export interface BenchRow extends LoadResult {
   clients: number;
   upstreamLatencyMs: number;
   chunkDelayMs: number;
+  /** The large-prompt scenarios' prompt (`p32k`, `img1m`, …); null for "Hello". */
+  prompt: string | null;
+  /** Bytes of each request's body, the same for every target of the scenario. */
+  requestBytes: number;
   warmupSec: number;
   /** The process answering the load: the mock (direct), the proxy (passthrough) or the API (gateway). */
   server: ProcessUsage | null;

@@ -12,6 +12,7 @@ import { BenchReport, BenchRow, compareToBaselines, machineInfo } from 'tools/be
 import { planScenarios, Scenario, Target } from 'tools/bench/scenarios';
 import { runStreamLoad } from 'tools/bench/stream-load';
 import { runLongStream, StreamMemory } from 'tools/bench/long-stream';
+import { userContent } from 'tools/bench/bench-prompts';
 
 /** How long settlement may take to catch up after a gateway run before the next run starts anyway. */
 const DRAIN_LIMIT_MS = 60_000;
@@ -100,7 +101,7 @@ async function runOne(
     headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
     body: JSON.stringify({
       model: benchModelId(scenario.upstream.id),
-      messages: [{ role: 'user', content: 'Hello' }],
+      messages: [{ role: 'user', content: userContent(scenario.prompt) }],
       max_tokens: 64,
       ...(scenario.stream ? { stream: true } : {}),
     }),
@@ -134,6 +135,8 @@ async function runOne(
     clients: scenario.clients,
     upstreamLatencyMs: scenario.upstream.latencyMs,
     chunkDelayMs: scenario.upstream.chunkDelayMs,
+    prompt: scenario.prompt?.id ?? null,
+    requestBytes: Buffer.byteLength(load.body),
     warmupSec,
     ...result,
     server: usage.processes.server ?? null,
