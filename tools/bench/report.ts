@@ -17,6 +17,13 @@ export interface Comparison {
   addedP99Ms: number | null;
   addedTtftP50Ms: number | null;
   addedTtftP99Ms: number | null;
+  /** Gateway API's CPU per request ÷ the baseline's answering process's (mock or proxy). */
+  cpuPerRequestRatio: number | null;
+}
+
+/** A process's usage during a run, and its CPU per successful request in the measured window. */
+export interface ProcessFigures extends ProcessUsage {
+  cpuUsPerRequest: number | null;
 }
 
 export interface BenchRow extends LoadResult {
@@ -32,11 +39,13 @@ export interface BenchRow extends LoadResult {
   requestBytes: number;
   warmupSec: number;
   /** The process answering the load: the mock (direct), the proxy (passthrough) or the API (gateway). */
-  server: ProcessUsage | null;
-  /** Gateway rows only. */
-  worker: ProcessUsage | null;
+  server: ProcessFigures | null;
+  /** Gateway rows only; its CPU per request is what settling one request costs. */
+  worker: ProcessFigures | null;
   /** This process: autocannon or the undici clients. */
-  loadgen: ProcessUsage | null;
+  loadgen: ProcessFigures | null;
+  /** Gateway rows: the API's longest event-loop delay in the window, ms (see event-loop-max.ts). */
+  loopMaxMs: number | null;
   /** The whole machine, percent of one core (ceiling: 100 × cores). */
   hostCpuPercent: number;
   /** Connections dropped by a full accept queue during the run (host-wide kernel counter). */
@@ -92,7 +101,12 @@ function compare(gateway: BenchRow, base: BenchRow): Comparison {
     addedP99Ms: diff(gateway.latencyMs, base.latencyMs, 'p99'),
     addedTtftP50Ms: diff(gateway.ttftMs, base.ttftMs, 'p50'),
     addedTtftP99Ms: diff(gateway.ttftMs, base.ttftMs, 'p99'),
+    cpuPerRequestRatio: ratio(gateway.server?.cpuUsPerRequest, base.server?.cpuUsPerRequest),
   };
+}
+
+function ratio(value: number | null | undefined, base: number | null | undefined): number | null {
+  return value !== null && value !== undefined && base ? round(value / base, 2) : null;
 }
 
 const COLUMNS: [string, (row: BenchRow) => string][] = [
@@ -107,14 +121,18 @@ const COLUMNS: [string, (row: BenchRow) => string][] = [
   ['errors', (r) => String(r.errors + r.warmupFailures)],
   ['RSS MB', (r) => fmt(r.server?.peakRssMb, 0)],
   ['CPU %', (r) => fmt(r.server?.cpuPercent, 0)],
+  ['CPU µs/req', (r) => fmt(r.server?.cpuUsPerRequest, 0)],
   ['host CPU %', (r) => fmt(r.hostCpuPercent, 0)],
   ['other CPU %', (r) => fmt(r.otherCpuPercent, 0)],
   ['SYN drops', (r) => String(r.listenOverflows)],
   ['worker MB', (r) => fmt(r.worker?.peakRssMb, 0)],
+  ['loop max ms', (r) => fmt(r.loopMaxMs, 1)],
   ['backlog', (r) => (r.billing ? `${r.billing.waiting} (${drain(r.billing.drainMs)})` : '')],
   ['×direct', (r) => fmt(r.vsDirect?.throughputRatio)],
   ['×pass', (r) => fmt(r.vsPassthrough?.throughputRatio)],
+  ['×pass CPU', (r) => fmt(r.vsPassthrough?.cpuPerRequestRatio)],
   ['+p50', (r) => fmt(r.vsDirect?.addedP50Ms)],
+  ['+p50 vs pass', (r) => fmt(r.vsPassthrough?.addedP50Ms)],
   ['+p99', (r) => fmt(r.vsDirect?.addedP99Ms)],
   ['+TTFT p50', (r) => fmt(r.vsDirect?.addedTtftP50Ms)],
   ['+TTFT p99', (r) => fmt(r.vsDirect?.addedTtftP99Ms)],
