@@ -6,6 +6,7 @@ import { LoadResult, Percentiles, round } from 'tools/bench/load-result';
 import { LoginFloodResult } from 'tools/bench/login-flood';
 import { ProcessUsage } from 'tools/bench/process-sampler';
 import { Target } from 'tools/bench/scenarios';
+import { SlowStreamMemory } from 'tools/bench/slow-stream-memory';
 import { StreamMemory } from 'tools/bench/long-stream';
 
 /** The gateway against one baseline of the same scenario. */
@@ -67,6 +68,8 @@ export interface BenchReport {
   machine: { cpus: number; cpuModel: string; memoryGb: number; freeMemoryGb: number; node: string; platform: string };
   options: Record<string, unknown>;
   rows: BenchRow[];
+  /** The many-slow-streams runs side by side, and the memory of one more open stream. */
+  slowStreams: SlowStreamMemory | null;
 }
 
 export function machineInfo(): BenchReport['machine'] {
@@ -146,6 +149,16 @@ export function formatTable(rows: BenchRow[]): string {
     `| ${values.map((value, index) => (index < 2 ? value.padEnd(widths[index]) : value.padStart(widths[index]))).join(' | ')} |`;
   const rule = `|${widths.map((width, index) => (index < 2 ? `-${'-'.repeat(width)}-` : `-${'-'.repeat(width)}:`)).join('|')}|`;
   return [line(cells[0]), rule, ...cells.slice(1).map(line)].join('\n');
+}
+
+/** One line under the table: the API's peak RSS at each slow-stream count and what one more stream costs. */
+export function formatSlowStreams(memory: SlowStreamMemory | null): string {
+  if (!memory) {
+    return '';
+  }
+  const peaks = memory.runs.map((run) => `${run.clients} streams ${fmt(run.apiPeakRssMb, 0)} MB`).join(', ');
+  const perStream = memory.memoryPerStreamKB === null ? '' : `; ${memory.memoryPerStreamKB} KB per open stream`;
+  return `API peak RSS: ${peaks}${perStream}`;
 }
 
 function fmt(value: number | null | undefined, digits = 2): string {

@@ -11,6 +11,7 @@ import { LoginFloodResult, startLoginFlood } from 'tools/bench/login-flood';
 import { cpuPerRequestUs, ProcessSampler, ProcessUsage, SampledUsage } from 'tools/bench/process-sampler';
 import { BenchReport, BenchRow, compareToBaselines, machineInfo, ProcessFigures } from 'tools/bench/report';
 import { planScenarios, Scenario, Target } from 'tools/bench/scenarios';
+import { slowStreamMemory, SlowStreamMemory } from 'tools/bench/slow-stream-memory';
 import { runStreamLoad } from 'tools/bench/stream-load';
 import { runLongStream, StreamMemory } from 'tools/bench/long-stream';
 import { userContent } from 'tools/bench/bench-prompts';
@@ -76,11 +77,26 @@ export async function runBench(
       machine: machineInfo(),
       options: { ...options },
       rows,
+      slowStreams: slowStreamsOf(scenarios, rows),
     };
   } finally {
     await probe?.close();
     await releaseLock?.();
   }
+}
+
+/** The many-slow-streams runs that ran, side by side; null if none did. */
+function slowStreamsOf(scenarios: Scenario[], rows: BenchRow[]): SlowStreamMemory | null {
+  const slow = new Set(scenarios.filter((scenario) => scenario.slowStreams).map((scenario) => scenario.name));
+  const runs = rows
+    .filter((row) => slow.has(row.scenario) && row.target === 'gateway')
+    .map((row) => ({
+      scenario: row.scenario,
+      clients: row.clients,
+      apiPeakRssMb: row.server?.peakRssMb ?? null,
+      workerPeakRssMb: row.worker?.peakRssMb ?? null,
+    }));
+  return runs.length === 0 ? null : slowStreamMemory(runs);
 }
 
 export function failures(row: BenchRow): number {

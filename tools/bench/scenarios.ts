@@ -22,6 +22,8 @@ export interface Scenario {
   minWarmupSec?: number;
   /** Not a load: one long `n: 8` stream while the API's memory is sampled (see long-stream.ts). */
   longStream?: boolean;
+  /** One of the many-slow-streams runs, whose API memory at each count gives the memory of a stream. */
+  slowStreams?: boolean;
   /** A large user message instead of "Hello"; its id leads the name (`p32k-json-c1-up0ms`). */
   prompt?: PromptSpec;
 }
@@ -88,7 +90,7 @@ function fullScenarios(options: BenchOptions): Scenario[] {
     }
   }
   const slow = { id: `slow${options.slowChunkDelayMs}ms`, latencyMs: 0, chunkDelayMs: options.slowChunkDelayMs };
-  // Two counts (500, 1,000 by default) give the memory of one more open stream.
+  // Two counts (500, 1,000 by default) give the memory of one more open stream; see slow-stream-memory.ts.
   for (const clients of options.slowClients) {
     scenarios.push({
       name: `sse-c${clients}-${slow.id}`,
@@ -96,6 +98,7 @@ function fullScenarios(options: BenchOptions): Scenario[] {
       clients,
       upstream: slow,
       targets: ['gateway'],
+      slowStreams: true,
       // A thousand connects at once overflow any default accept queue (511); ramping them over two
       // seconds measures the steady state of many open streams rather than a connect storm.
       minWarmupSec: 3,
