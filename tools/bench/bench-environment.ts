@@ -46,6 +46,9 @@ export async function startEnvironment(
       String(spec.latencyMs),
       '--chunk-delay-ms',
       String(spec.chunkDelayMs),
+      // Kept requests are for tests; a thousand megabyte prompts would cost the mock their memory and GC.
+      '--record-requests',
+      '0',
     ];
     const mock = children.startNode(`mock-${spec.id}`, [script, ...args], process.env);
     const direct = { origin: `http://127.0.0.1:${port}`, pid: mock.pid };

@@ -16,8 +16,8 @@ export interface BenchOptions {
   chunkDelayMs: number;
   /** Pause between SSE events of the mock behind the many-slow-streams scenario. */
   slowChunkDelayMs: number;
-  /** Concurrent clients of the many-slow-streams scenario. */
-  slowClients: number;
+  /** Concurrent clients of each many-slow-streams run, in the order they run. */
+  slowClients: number[];
   /** Hard limit for the whole run; undefined: derived from the plan. */
   timeoutSec: number | undefined;
   /** Concurrent console logins hammering the gateway during each of its runs; 0: none. */
@@ -33,7 +33,7 @@ export const USAGE = `Usage: node dist-tools/tools/bin/bench.js [options]
   --out PATH                JSON report path (default bench-results/latest.json; a timestamped copy goes next to it)
   --chunk-delay-ms N        pause between SSE events of the 0 ms and 50 ms mocks (default 0)
   --slow-chunk-delay-ms N   pause between SSE events in the many-slow-streams scenario (default 100)
-  --slow-clients N          concurrent streams in the many-slow-streams scenario (default 1000)
+  --slow-clients N,M        concurrent streams of each many-slow-streams run (default 500,1000)
   --timeout N               abort the whole run after N seconds (default: derived from the plan)
   --login-flood N           N concurrent wrong-password logins against the gateway during its runs (default 0);
                             the API's own env applies, e.g. AUTH_ATTEMPTS_PER_IP, PASSWORD_HASH_CONCURRENCY
@@ -89,10 +89,26 @@ export function parseBenchArgs(argv: string[], cwd: string = process.cwd()): Ben
     outPath: values.get('--out') ?? join(cwd, 'bench-results', 'latest.json'),
     chunkDelayMs: readNumber(values, '--chunk-delay-ms', 0, 0),
     slowChunkDelayMs: readNumber(values, '--slow-chunk-delay-ms', 100, 0),
-    slowClients: Math.round(readNumber(values, '--slow-clients', 1000, 1)),
+    slowClients: readCounts(values, '--slow-clients', [500, 1000]),
     timeoutSec: timeout === undefined ? undefined : readNumber(values, '--timeout', 0, 1),
     loginFlood: Math.round(readNumber(values, '--login-flood', 0, 0)),
   };
+}
+
+/** A comma-separated list of distinct whole numbers ≥ 1, kept in the order given. */
+function readCounts(values: Map<string, string>, name: string, fallback: number[]): number[] {
+  const raw = values.get(name);
+  if (raw === undefined) {
+    return fallback;
+  }
+  const counts = raw.split(',').map((part) => Number(part.trim()));
+  if (raw.trim() === '' || counts.some((count) => !Number.isInteger(count) || count < 1)) {
+    throw new UsageError(`${name} expects whole numbers ≥ 1 separated by commas, got "${raw}"`);
+  }
+  if (new Set(counts).size !== counts.length) {
+    throw new UsageError(`${name} lists a number twice: "${raw}"`);
+  }
+  return counts;
 }
 
 function readNumber(values: Map<string, string>, name: string, fallback: number, min: number): number {

@@ -111,6 +111,8 @@ export async function seedGateway(base: string, adminToken: string, upstreams: G
       inputPrice: '0.15',
       outputPrice: '0.6',
       maxOutputTokens: 16384,
+      // The image scenario sends a picture; a text-only model would refuse it before any of the work measured.
+      vision: true,
       ...HUGE_LIMITS,
       routes: [{ channelId: upstream.id, upstreamModel: 'mock-gpt' }],
     });

@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { LoadResult, LoadTarget, percentiles, round } from 'tools/bench/load-result';
+import { LoadResult, LoadTarget, percentiles, round, WindowMarks } from 'tools/bench/load-result';
 
 /** Per-request timeout; far above any healthy answer here, so a timeout means something is stuck. */
 const REQUEST_TIMEOUT_SEC = 10;
@@ -15,6 +15,7 @@ export async function runJsonLoad(
   clients: number,
   warmupSec: number,
   durationSec: number,
+  marks: WindowMarks,
 ): Promise<LoadResult> {
   let warmupFailures = 0;
   if (warmupSec > 0) {
@@ -24,6 +25,7 @@ export async function runJsonLoad(
   const latencies: number[] = [];
   const statusCodes: Record<string, number> = {};
   let non2xx = 0;
+  marks.open();
   const result = await cannon(target, clients, durationSec, (status, ms) => {
     if (status >= 200 && status < 300) {
       latencies.push(ms);
@@ -32,6 +34,7 @@ export async function runJsonLoad(
       statusCodes[status] = (statusCodes[status] ?? 0) + 1;
     }
   });
+  marks.close();
   // autocannon reports the wall time it actually ran (setup included), rounded to 10 ms.
   const windowSec = result.duration > 0 ? result.duration : durationSec;
   return {

@@ -6,6 +6,16 @@ export interface LoadTarget {
   body: string;
 }
 
+/**
+ * Told as the measured window opens and as it closes (after the warm-up, at the end of the measured
+ * time), so that counters outside the load generator — CPU time, the API's event-loop delay — can be
+ * read over the same window as the requests counted.
+ */
+export interface WindowMarks {
+  open(): void;
+  close(): void;
+}
+
 /** p50/p99 of one measured quantity, in milliseconds. */
 export interface Percentiles {
   p50: number;

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
-import { LoadResult, LoadTarget, round } from 'tools/bench/load-result';
+import { LoadResult, LoadTarget, round, WindowMarks } from 'tools/bench/load-result';
 import { rssKb } from 'tools/bench/proc-stats';
 
 /** What the API process held before, at most during, and right after one long stream. */
@@ -26,6 +26,7 @@ const REPLY = 'The quick brown fox jumps over the lazy dog again ';
 export async function runLongStream(
   target: LoadTarget,
   apiPid: number,
+  marks: WindowMarks,
 ): Promise<{ result: LoadResult; memory: StreamMemory }> {
   const body = {
     ...(JSON.parse(target.body) as Record<string, unknown>),
@@ -48,7 +49,9 @@ export async function runLongStream(
       }
     })();
     const startedAt = performance.now();
+    marks.open();
     const { bytes, complete, status } = await readStream(pool, { ...target, body: JSON.stringify(body) });
+    marks.close();
     const ms = round(performance.now() - startedAt);
     sampling = false;
     await sampler;

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { round } from 'tools/bench/load-result';
 import {
   allProcessTicks,
   CLOCK_TICKS_PER_SEC,
@@ -13,6 +14,8 @@ export interface ProcessUsage {
   peakRssMb: number;
   /** CPU time over wall time, in percent of one core (this machine's ceiling is 100 × cores). */
   cpuPercent: number;
+  /** CPU seconds (all threads, user + system) inside the measured window; null if no window was marked. */
+  windowCpuSec: number | null;
 }
 
 export interface SampledUsage {
@@ -36,14 +39,17 @@ const SAMPLE_EVERY_MS = 200;
 const SERVICES = new Set(['postgres', 'redis-server']);
 
 /**
- * Peak RSS (VmRSS from /proc/<pid>/status every 200 ms) and average CPU of a few named processes
- * while a run goes on, plus the whole machine's CPU and how much of it was not ours: on a small box
+ * Peak RSS (VmRSS from /proc/<pid>/status every 200 ms), average CPU, and CPU time inside the
+ * measured window (between markWindowOpen and markWindowClose) of a few named processes while a run
+ * goes on, plus the whole machine's CPU and how much of it was not ours: on a small box
  * shared by load generator, gateway, Postgres and Redis, a throughput figure means little without
  * knowing whether the box was full, and with what.
  */
 export class ProcessSampler {
   private readonly peakKb = new Map<string, number>();
   private readonly startTicks = new Map<string, number>();
+  private readonly windowOpenTicks = new Map<string, number>();
+  private readonly windowCloseTicks = new Map<string, number>();
   private readonly startAll = allProcessTicks();
   private readonly startHost = hostTicks();
   private readonly startOverflows = listenOverflows();
@@ -62,6 +68,15 @@ export class ProcessSampler {
     this.timer = setInterval(() => this.sample(), SAMPLE_EVERY_MS);
   }
 
+  /** The measured window starts now: CPU per request counts from here (the warm-up is over). */
+  markWindowOpen(): void {
+    this.readTicks(this.windowOpenTicks);
+  }
+
+  markWindowClose(): void {
+    this.readTicks(this.windowCloseTicks);
+  }
+
   stop(): SampledUsage {
     clearInterval(this.timer);
     this.sample();
@@ -70,9 +85,13 @@ export class ProcessSampler {
       elapsedSec > 0 ? Math.round((ticks / CLOCK_TICKS_PER_SEC / elapsedSec) * 100) : 0;
     const processes: Record<string, ProcessUsage> = {};
     for (const [name, pid] of Object.entries(this.named)) {
+      const opened = this.windowOpenTicks.get(name);
+      const closed = this.windowCloseTicks.get(name);
       processes[name] = {
         peakRssMb: Math.round((this.peakKb.get(name) ?? 0) / 102.4) / 10,
         cpuPercent: percent((processTicks(pid)?.ticks ?? 0) - (this.startTicks.get(name) ?? 0)),
+        windowCpuSec:
+          opened !== undefined && closed !== undefined ? round((closed - opened) / CLOCK_TICKS_PER_SEC) : null,
       };
     }
     let accounted = 0;
@@ -91,6 +110,15 @@ export class ProcessSampler {
     };
   }
 
+  private readTicks(into: Map<string, number>): void {
+    for (const [name, pid] of Object.entries(this.named)) {
+      const ticks = processTicks(pid)?.ticks;
+      if (ticks !== undefined) {
+        into.set(name, ticks);
+      }
+    }
+  }
+
   private sample(): void {
     for (const [name, pid] of Object.entries(this.named)) {
       const kb = rssKb(pid);
@@ -99,4 +127,12 @@ export class ProcessSampler {
       }
     }
   }
+}
+
+/**
+ * CPU per successful request in the window, µs. /proc counts CPU in 10 ms ticks, so a window read to
+ * ±1 tick is within 1 % once the process used a second of CPU in it (10 s at 10 % of a core).
+ */
+export function cpuPerRequestUs(windowCpuSec: number | null, requests: number): number | null {
+  return windowCpuSec === null || requests === 0 ? null : Math.round((windowCpuSec * 1e6) / requests);
 }

@@ -6,6 +6,7 @@ import { LoadResult, Percentiles, round } from 'tools/bench/load-result';
 import { LoginFloodResult } from 'tools/bench/login-flood';
 import { ProcessUsage } from 'tools/bench/process-sampler';
 import { Target } from 'tools/bench/scenarios';
+import { SlowStreamMemory } from 'tools/bench/slow-stream-memory';
 import { StreamMemory } from 'tools/bench/long-stream';
 
 /** The gateway against one baseline of the same scenario. */
@@ -17,6 +18,13 @@ export interface Comparison {
   addedP99Ms: number | null;
   addedTtftP50Ms: number | null;
   addedTtftP99Ms: number | null;
+  /** Gateway API's CPU per request ÷ the baseline's answering process's (mock or proxy). */
+  cpuPerRequestRatio: number | null;
+}
+
+/** A process's usage during a run, and its CPU per successful request in the measured window. */
+export interface ProcessFigures extends ProcessUsage {
+  cpuUsPerRequest: number | null;
 }
 
 export interface BenchRow extends LoadResult {
@@ -26,13 +34,19 @@ export interface BenchRow extends LoadResult {
   clients: number;
   upstreamLatencyMs: number;
   chunkDelayMs: number;
+  /** The large-prompt scenarios' prompt (`p32k`, `img1m`, …); null for "Hello". */
+  prompt: string | null;
+  /** Bytes of each request's body, the same for every target of the scenario. */
+  requestBytes: number;
   warmupSec: number;
   /** The process answering the load: the mock (direct), the proxy (passthrough) or the API (gateway). */
-  server: ProcessUsage | null;
-  /** Gateway rows only. */
-  worker: ProcessUsage | null;
+  server: ProcessFigures | null;
+  /** Gateway rows only; its CPU per request is what settling one request costs. */
+  worker: ProcessFigures | null;
   /** This process: autocannon or the undici clients. */
-  loadgen: ProcessUsage | null;
+  loadgen: ProcessFigures | null;
+  /** Gateway rows: the API's longest event-loop delay in the window, ms (see event-loop-max.ts). */
+  loopMaxMs: number | null;
   /** The whole machine, percent of one core (ceiling: 100 × cores). */
   hostCpuPercent: number;
   /** Connections dropped by a full accept queue during the run (host-wide kernel counter). */
@@ -54,6 +68,8 @@ export interface BenchReport {
   machine: { cpus: number; cpuModel: string; memoryGb: number; freeMemoryGb: number; node: string; platform: string };
   options: Record<string, unknown>;
   rows: BenchRow[];
+  /** The many-slow-streams runs side by side, and the memory of one more open stream. */
+  slowStreams: SlowStreamMemory | null;
 }
 
 export function machineInfo(): BenchReport['machine'] {
@@ -88,7 +104,12 @@ function compare(gateway: BenchRow, base: BenchRow): Comparison {
     addedP99Ms: diff(gateway.latencyMs, base.latencyMs, 'p99'),
     addedTtftP50Ms: diff(gateway.ttftMs, base.ttftMs, 'p50'),
     addedTtftP99Ms: diff(gateway.ttftMs, base.ttftMs, 'p99'),
+    cpuPerRequestRatio: ratio(gateway.server?.cpuUsPerRequest, base.server?.cpuUsPerRequest),
   };
+}
+
+function ratio(value: number | null | undefined, base: number | null | undefined): number | null {
+  return value !== null && value !== undefined && base ? round(value / base, 2) : null;
 }
 
 const COLUMNS: [string, (row: BenchRow) => string][] = [
@@ -103,14 +124,18 @@ const COLUMNS: [string, (row: BenchRow) => string][] = [
   ['errors', (r) => String(r.errors + r.warmupFailures)],
   ['RSS MB', (r) => fmt(r.server?.peakRssMb, 0)],
   ['CPU %', (r) => fmt(r.server?.cpuPercent, 0)],
+  ['CPU µs/req', (r) => fmt(r.server?.cpuUsPerRequest, 0)],
   ['host CPU %', (r) => fmt(r.hostCpuPercent, 0)],
   ['other CPU %', (r) => fmt(r.otherCpuPercent, 0)],
   ['SYN drops', (r) => String(r.listenOverflows)],
   ['worker MB', (r) => fmt(r.worker?.peakRssMb, 0)],
+  ['loop max ms', (r) => fmt(r.loopMaxMs, 1)],
   ['backlog', (r) => (r.billing ? `${r.billing.waiting} (${drain(r.billing.drainMs)})` : '')],
   ['×direct', (r) => fmt(r.vsDirect?.throughputRatio)],
   ['×pass', (r) => fmt(r.vsPassthrough?.throughputRatio)],
+  ['×pass CPU', (r) => fmt(r.vsPassthrough?.cpuPerRequestRatio)],
   ['+p50', (r) => fmt(r.vsDirect?.addedP50Ms)],
+  ['+p50 vs pass', (r) => fmt(r.vsPassthrough?.addedP50Ms)],
   ['+p99', (r) => fmt(r.vsDirect?.addedP99Ms)],
   ['+TTFT p50', (r) => fmt(r.vsDirect?.addedTtftP50Ms)],
   ['+TTFT p99', (r) => fmt(r.vsDirect?.addedTtftP99Ms)],
@@ -124,6 +149,16 @@ export function formatTable(rows: BenchRow[]): string {
     `| ${values.map((value, index) => (index < 2 ? value.padEnd(widths[index]) : value.padStart(widths[index]))).join(' | ')} |`;
   const rule = `|${widths.map((width, index) => (index < 2 ? `-${'-'.repeat(width)}-` : `-${'-'.repeat(width)}:`)).join('|')}|`;
   return [line(cells[0]), rule, ...cells.slice(1).map(line)].join('\n');
+}
+
+/** One line under the table: the API's peak RSS at each slow-stream count and what one more stream costs. */
+export function formatSlowStreams(memory: SlowStreamMemory | null): string {
+  if (!memory) {
+    return '';
+  }
+  const peaks = memory.runs.map((run) => `${run.clients} streams ${fmt(run.apiPeakRssMb, 0)} MB`).join(', ');
+  const perStream = memory.memoryPerStreamKB === null ? '' : `; ${memory.memoryPerStreamKB} KB per open stream`;
+  return `API peak RSS: ${peaks}${perStream}`;
 }
 
 function fmt(value: number | null | undefined, digits = 2): string {

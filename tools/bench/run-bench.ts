@@ -5,13 +5,16 @@ import { BillingBacklogProbe } from 'tools/bench/billing-backlog';
 import { ChildProcesses } from 'tools/bench/child-processes';
 import { acquireBenchLock, BENCH_REDIS_URL, benchModelId } from 'tools/bench/gateway-setup';
 import { runJsonLoad } from 'tools/bench/json-load';
-import { LoadResult, LoadTarget } from 'tools/bench/load-result';
+import { EventLoopMaxProbe } from 'tools/bench/event-loop-max';
+import { LoadResult, LoadTarget, WindowMarks } from 'tools/bench/load-result';
 import { LoginFloodResult, startLoginFlood } from 'tools/bench/login-flood';
-import { ProcessSampler, SampledUsage } from 'tools/bench/process-sampler';
-import { BenchReport, BenchRow, compareToBaselines, machineInfo } from 'tools/bench/report';
+import { cpuPerRequestUs, ProcessSampler, ProcessUsage, SampledUsage } from 'tools/bench/process-sampler';
+import { BenchReport, BenchRow, compareToBaselines, machineInfo, ProcessFigures } from 'tools/bench/report';
 import { planScenarios, Scenario, Target } from 'tools/bench/scenarios';
+import { slowStreamMemory, SlowStreamMemory } from 'tools/bench/slow-stream-memory';
 import { runStreamLoad } from 'tools/bench/stream-load';
 import { runLongStream, StreamMemory } from 'tools/bench/long-stream';
+import { userContent } from 'tools/bench/bench-prompts';
 
 /** How long settlement may take to catch up after a gateway run before the next run starts anyway. */
 const DRAIN_LIMIT_MS = 60_000;
@@ -74,11 +77,26 @@ export async function runBench(
       machine: machineInfo(),
       options: { ...options },
       rows,
+      slowStreams: slowStreamsOf(scenarios, rows),
     };
   } finally {
     await probe?.close();
     await releaseLock?.();
   }
+}
+
+/** The many-slow-streams runs that ran, side by side; null if none did. */
+function slowStreamsOf(scenarios: Scenario[], rows: BenchRow[]): SlowStreamMemory | null {
+  const slow = new Set(scenarios.filter((scenario) => scenario.slowStreams).map((scenario) => scenario.name));
+  const runs = rows
+    .filter((row) => slow.has(row.scenario) && row.target === 'gateway')
+    .map((row) => ({
+      scenario: row.scenario,
+      clients: row.clients,
+      apiPeakRssMb: row.server?.peakRssMb ?? null,
+      workerPeakRssMb: row.worker?.peakRssMb ?? null,
+    }));
+  return runs.length === 0 ? null : slowStreamMemory(runs);
 }
 
 export function failures(row: BenchRow): number {
@@ -100,7 +118,7 @@ async function runOne(
     headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
     body: JSON.stringify({
       model: benchModelId(scenario.upstream.id),
-      messages: [{ role: 'user', content: 'Hello' }],
+      messages: [{ role: 'user', content: userContent(scenario.prompt) }],
       max_tokens: 64,
       ...(scenario.stream ? { stream: true } : {}),
     }),
@@ -108,6 +126,18 @@ async function runOne(
   const workerPid = target === 'gateway' ? environment.gateway?.workerPid : undefined;
   const named = { server: endpoint.pid, loadgen: process.pid, ...(workerPid ? { worker: workerPid } : {}) };
   const sampler = new ProcessSampler(named, new Set([process.pid, ...children.pids()]));
+  // The long stream samples /metrics itself, which resets the event-loop maximum every 100 ms.
+  const loopProbe = target === 'gateway' && !scenario.longStream ? new EventLoopMaxProbe(endpoint.origin) : null;
+  const marks: WindowMarks = {
+    open: () => {
+      sampler.markWindowOpen();
+      loopProbe?.open();
+    },
+    close: () => {
+      sampler.markWindowClose();
+      loopProbe?.close();
+    },
+  };
   const run = scenario.stream ? runStreamLoad : runJsonLoad;
   const warmupSec = scenario.longStream ? 0 : Math.max(options.warmupSec, scenario.minWarmupSec ?? 0);
   const flood =
@@ -118,15 +148,17 @@ async function runOne(
   let loginFlood: LoginFloodResult | undefined;
   try {
     if (scenario.longStream) {
-      ({ result, memory } = await runLongStream(load, endpoint.pid));
+      ({ result, memory } = await runLongStream(load, endpoint.pid, marks));
     } else {
-      result = await run(load, scenario.clients, warmupSec, options.durationSec);
+      result = await run(load, scenario.clients, warmupSec, options.durationSec, marks);
     }
   } finally {
     usage = sampler.stop();
     loginFlood = await flood?.stop();
   }
   children.assertAlive();
+  const figures = (sampled: ProcessUsage | undefined): ProcessFigures | null =>
+    sampled ? { ...sampled, cpuUsPerRequest: cpuPerRequestUs(sampled.windowCpuSec, result.requests) } : null;
   return {
     scenario: scenario.name,
     target,
@@ -134,11 +166,14 @@ async function runOne(
     clients: scenario.clients,
     upstreamLatencyMs: scenario.upstream.latencyMs,
     chunkDelayMs: scenario.upstream.chunkDelayMs,
+    prompt: scenario.prompt?.id ?? null,
+    requestBytes: Buffer.byteLength(load.body),
     warmupSec,
     ...result,
-    server: usage.processes.server ?? null,
-    worker: usage.processes.worker ?? null,
-    loadgen: usage.processes.loadgen ?? null,
+    server: figures(usage.processes.server),
+    worker: figures(usage.processes.worker),
+    loadgen: figures(usage.processes.loadgen),
+    loopMaxMs: (await loopProbe?.windowMaxMs()) ?? null,
     hostCpuPercent: usage.hostCpuPercent,
     otherCpuPercent: usage.otherCpuPercent,
     listenOverflows: usage.listenOverflows,

@@ -1,4 +1,5 @@
 import { BenchOptions } from 'tools/bench/bench-options';
+import { PROMPTS, PromptSpec } from 'tools/bench/bench-prompts';
 
 /** Who answers: the mock itself, our bare Node proxy in front of it, or the real gateway in front of it. */
 export type Target = 'direct' | 'passthrough' | 'gateway';
@@ -21,6 +22,10 @@ export interface Scenario {
   minWarmupSec?: number;
   /** Not a load: one long `n: 8` stream while the API's memory is sampled (see long-stream.ts). */
   longStream?: boolean;
+  /** One of the many-slow-streams runs, whose API memory at each count gives the memory of a stream. */
+  slowStreams?: boolean;
+  /** A large user message instead of "Hello"; its id leads the name (`p32k-json-c1-up0ms`). */
+  prompt?: PromptSpec;
 }
 
 /** Upstream latencies every load shape is measured against: none (pure overhead) and a short real-ish one. */
@@ -31,12 +36,30 @@ const ALL_TARGETS: Target[] = ['direct', 'passthrough', 'gateway'];
 /**
  * The plan: non-stream (`json-…`) and stream (`sse-…`) at 1 and 50 clients against each latency,
  * then many slow streams against the gateway alone (the baselines hold open sockets trivially;
- * the question is whether the gateway's per-stream state and settlement keep up).
- * Names avoid "nonstream" so that `--only sse` and `--only json` select cleanly.
+ * the question is whether the gateway's per-stream state and settlement keep up), then the same
+ * requests with large prompts. Names avoid "nonstream" so that `--only sse` and `--only json` select cleanly.
  */
 export function planScenarios(options: BenchOptions): Scenario[] {
   const all = options.smoke ? smokeScenarios(options) : fullScenarios(options);
-  return options.only.length === 0 ? all : all.filter((s) => options.only.some((part) => s.name.includes(part)));
+  return options.only.length === 0 ? all : all.filter((s) => options.only.some((part) => selects(s, part)));
+}
+
+/**
+ * Whether one `--only` part selects a scenario: the part occurs in its name, without cutting a number
+ * short (`c50` does not select `c500`), and, for a large-prompt scenario, where it names the prompt
+ * (`p32k`, `p256k-sse`, `img1m`): the rest of `p32k-json-c1-up0ms` is a plain scenario's whole name,
+ * and `--only json-c1-up0ms` must go on selecting that one alone.
+ */
+export function selects(scenario: Scenario, part: string): boolean {
+  const { name, prompt } = scenario;
+  for (let at = name.indexOf(part); at >= 0; at = name.indexOf(part, at + 1)) {
+    const cutsNumber = /\d$/.test(part) && /\d/.test(name.charAt(at + part.length));
+    const namesPrompt = prompt === undefined || at < prompt.id.length;
+    if (!cutsNumber && namesPrompt) {
+      return true;
+    }
+  }
+  return false;
 }
 
 function upstreamsFor(options: BenchOptions): UpstreamSpec[] {
@@ -67,16 +90,20 @@ function fullScenarios(options: BenchOptions): Scenario[] {
     }
   }
   const slow = { id: `slow${options.slowChunkDelayMs}ms`, latencyMs: 0, chunkDelayMs: options.slowChunkDelayMs };
-  scenarios.push({
-    name: `sse-c${options.slowClients}-${slow.id}`,
-    stream: true,
-    clients: options.slowClients,
-    upstream: slow,
-    targets: ['gateway'],
-    // A thousand connects at once overflow any default accept queue (511); ramping them over two
-    // seconds measures the steady state of many open streams rather than a connect storm.
-    minWarmupSec: 3,
-  });
+  // Two counts (500, 1,000 by default) give the memory of one more open stream; see slow-stream-memory.ts.
+  for (const clients of options.slowClients) {
+    scenarios.push({
+      name: `sse-c${clients}-${slow.id}`,
+      stream: true,
+      clients,
+      upstream: slow,
+      targets: ['gateway'],
+      slowStreams: true,
+      // A thousand connects at once overflow any default accept queue (511); ramping them over two
+      // seconds measures the steady state of many open streams rather than a connect storm.
+      minWarmupSec: 3,
+    });
+  }
   // Per-stream memory must stay flat whatever the output length: one long stream, memory before and after.
   scenarios.push({
     name: 'sse-long-n8',
@@ -86,7 +113,24 @@ function fullScenarios(options: BenchOptions): Scenario[] {
     targets: ['gateway'],
     longStream: true,
   });
-  return scenarios;
+  // Last, so that the scenarios above run in the order and on the heap they always did.
+  return [...scenarios, ...promptScenarios(upstreams[0])];
+}
+
+/** Each prompt size, non-stream and stream, at 1 and 50 clients, against the instant mock, on all targets. */
+function promptScenarios(upstream: UpstreamSpec): Scenario[] {
+  return PROMPTS.flatMap((prompt) =>
+    [false, true].flatMap((stream) =>
+      CLIENT_COUNTS.map((clients) => ({
+        name: `${prompt.id}-${stream ? 'sse' : 'json'}-c${clients}-${upstream.id}`,
+        stream,
+        clients,
+        upstream,
+        targets: ALL_TARGETS,
+        prompt,
+      })),
+    ),
+  );
 }
 
 /** The distinct mocks the selected scenarios need, and which of them need a passthrough proxy or the gateway. */

@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
-import { LoadResult, LoadTarget, percentiles, round } from 'tools/bench/load-result';
+import { LoadResult, LoadTarget, percentiles, round, WindowMarks } from 'tools/bench/load-result';
 
 interface Sample {
   startedAt: number;
@@ -37,6 +37,7 @@ export async function runStreamLoad(
   clients: number,
   warmupSec: number,
   durationSec: number,
+  marks: WindowMarks,
 ): Promise<LoadResult> {
   const pool = new Pool(target.origin, {
     connections: clients,
@@ -52,6 +53,8 @@ export async function runStreamLoad(
   // Every in-flight request listens on this one signal; the default cap of 10 listeners would warn.
   setMaxListeners(clients + 10, hardStop.signal);
   const hardTimer = setTimeout(() => hardStop.abort(), windowEnd - startedAt + DRAIN_GRACE_MS);
+  const openTimer = setTimeout(() => marks.open(), windowStart - startedAt);
+  const closeTimer = setTimeout(() => marks.close(), windowEnd - startedAt);
   const samples: Sample[] = [];
   const client = async (index: number): Promise<void> => {
     await sleep((index * warmupSec * 1000 * RAMP_SHARE) / clients);
@@ -67,6 +70,8 @@ export async function runStreamLoad(
     await Promise.all(Array.from({ length: clients }, (_, index) => client(index)));
   } finally {
     clearTimeout(hardTimer);
+    clearTimeout(openTimer);
+    clearTimeout(closeTimer);
     await pool.destroy();
   }
   return summarize(samples, windowStart, windowEnd, durationSec);

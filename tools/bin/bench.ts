@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { dirname, join } from 'node:path';
 import { parseBenchArgs, USAGE, UsageError } from 'tools/bench/bench-options';
 import { ChildProcesses } from 'tools/bench/child-processes';
-import { formatTable, writeReport } from 'tools/bench/report';
+import { formatSlowStreams, formatTable, writeReport } from 'tools/bench/report';
 import { failures, overallTimeoutSec, runBench } from 'tools/bench/run-bench';
 
 /** Set once a signal or the timeout took over the shutdown; main's own ending then stays out of its way. */
@@ -32,7 +32,10 @@ async function main(): Promise<number> {
   try {
     const report = await runBench(options, children, (line) => process.stderr.write(`${line}\n`));
     const written = writeReport(report, options.outPath);
-    process.stdout.write(`\n${formatTable(report.rows)}\n\nwritten: ${written.join(', ')}\n`);
+    const slowStreams = formatSlowStreams(report.slowStreams);
+    process.stdout.write(
+      `\n${formatTable(report.rows)}\n\n${slowStreams ? `${slowStreams}\n` : ''}written: ${written.join(', ')}\n`,
+    );
     if (!options.smoke) {
       return 0;
     }

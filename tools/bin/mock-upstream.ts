@@ -28,6 +28,7 @@ async function main(): Promise<void> {
     host: readFlag(args, '--host') ?? '127.0.0.1',
     latencyMs: readInteger(args, '--latency-ms', 0),
     chunkDelayMs: readInteger(args, '--chunk-delay-ms', 0),
+    recordRequests: readInteger(args, '--record-requests', 1000),
   });
   process.stdout.write(`mock upstream listening on ${upstream.url}\n`);
   const shutdown = (): void => {

@@ -169,6 +169,21 @@ describe('startMockUpstream', () => {
       const indexes = upstream.requests.map((request) => Number(request.path.split('=')[1]));
       expect(Math.min(...indexes)).toBeGreaterThanOrEqual(50);
     });
+
+    it('should keep none when told to record no requests, and still answer', async () => {
+      const unrecorded = await startMockUpstream({ recordRequests: 0 });
+      try {
+        const response = await fetch(`${unrecorded.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: HEADERS,
+          body: JSON.stringify({ model: 'gpt-test', messages: MESSAGES }),
+        });
+        expect(response.status).toBe(200);
+        expect(unrecorded.requests).toHaveLength(0);
+      } finally {
+        await unrecorded.close();
+      }
+    });
   });
 
   describe('non-streaming completions', () => {

@@ -7,6 +7,11 @@ export interface MockUpstreamOptions {
   host?: string;
   latencyMs?: number;
   chunkDelayMs?: number;
+  /**
+   * How many of the last requests to keep in `requests` (default 1000). The bench keeps none: a thousand
+   * megabyte prompts held for inspection would make the mock measure its own garbage collector.
+   */
+  recordRequests?: number;
 }
 
 export interface ReceivedRequest {
@@ -28,6 +33,7 @@ interface ServerState {
   latencyMs: number;
   chunkDelayMs: number;
   requests: ReceivedRequest[];
+  recordRequests: number;
   sequence: number;
 }
 
@@ -66,7 +72,7 @@ type Route = 'chat' | 'models' | 'hang' | 'not_found' | { status: number; code?:
 type Json = Record<string, unknown>;
 
 const DEFAULT_REPLY = 'Hello from the mock upstream.';
-const MAX_RECORDED_REQUESTS = 1000;
+const DEFAULT_RECORDED_REQUESTS = 1000;
 // Per-channel behaviour by base URL: /status/500/v1, /hang/v1, /fail/400/insufficient_quota/v1 (an error
 // with that code), /oversize/2000000/v1 (the first event, or the JSON body, of that size).
 const ROUTE_PATTERN = /^(?:\/status\/(\d+)|\/(hang)|\/fail\/(\d+)\/(\w+)|\/oversize\/\d+)?(\/v1\/[^?]*)/;
@@ -341,9 +347,11 @@ function handleRequest(state: ServerState, req: IncomingMessage, res: ServerResp
   const parsed = parseJson(rawBody);
   const method = req.method ?? '';
   const path = req.url ?? '';
-  state.requests.push({ method, path, headers: req.headers, rawBody, body: parsed.value });
-  if (state.requests.length > MAX_RECORDED_REQUESTS) {
-    state.requests.shift();
+  if (state.recordRequests > 0) {
+    state.requests.push({ method, path, headers: req.headers, rawBody, body: parsed.value });
+    if (state.requests.length > state.recordRequests) {
+      state.requests.shift();
+    }
   }
   const dialect = matchDialect(method, path);
   if (dialect) {
@@ -402,6 +410,7 @@ export function startMockUpstream(options: MockUpstreamOptions = {}): Promise<Mo
     latencyMs: options.latencyMs ?? 0,
     chunkDelayMs: options.chunkDelayMs ?? 0,
     requests: [],
+    recordRequests: options.recordRequests ?? DEFAULT_RECORDED_REQUESTS,
     sequence: 0,
   };
   const server = createServer((req, res) => {
