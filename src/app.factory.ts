@@ -7,6 +7,7 @@ import { Logger } from 'pino';
 import { ApiModule } from 'src/api.module';
 import { ApiError } from 'src/common/errors/api-error';
 import { SMALL_BODY_LIMIT_BYTES } from 'src/common/http/body-limits';
+import { parseJsonBodies } from 'src/common/http/json-body';
 import { registerEdgeHooks } from 'src/edge-hooks';
 import { PinoNestLogger } from 'src/common/logging/logger';
 import { AppConfig } from 'src/config/app-config';
@@ -52,6 +53,7 @@ export async function createApiApp(
   });
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeContentTypeParser('text/plain');
+  parseJsonBodies(fastify);
   keepWebhookBodies(fastify);
   const httpLog = logger.child({ component: 'http' });
   registerEdgeHooks(fastify, config, httpLog, () => ({

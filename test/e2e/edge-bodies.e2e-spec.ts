@@ -1,5 +1,5 @@
 import { sendLargeBody, RawExchange } from 'test/e2e/edge-helpers';
-import { expectApiError, userMessage } from 'test/e2e/v1-helpers';
+import { expectApiError, expectInvalidRequest, userMessage } from 'test/e2e/v1-helpers';
 import { Customer, HttpResult, TestGateway } from 'test/support/gateway';
 
 const MB = 1024 * 1024;
@@ -141,6 +141,31 @@ describe('request bodies at the edge', () => {
       for (const response of [consoleResponse, adminResponse]) {
         expectApiError(response, 413, { type: 'invalid_request_error', code: 'payload_too_large', param: null });
       }
+    });
+  });
+
+  describe('JSON that is malformed or poisoned', () => {
+    const balance = async () =>
+      (await gateway.call<{ balance: string }>('GET', '/console/account', { token: customer.token })).body.balance;
+
+    it.each([
+      ['not JSON', '{"model": '],
+      ['an empty body', ''],
+      ['a __proto__ key', '{"model": "m", "messages": [], "__proto__": {"admin": true}}'],
+      ['a constructor holding a prototype', '{"model": "m", "messages": [{"constructor": {"prototype": {"x": 1}}}]}'],
+    ])("should answer 400 in SPEC's shape to %s, charging nothing", async (_name, body) => {
+      const before = await balance();
+      const response = await gateway.call('POST', '/v1/chat/completions', { token: customer.key, body });
+
+      expectInvalidRequest(response);
+      expect(await balance()).toBe(before);
+    });
+
+    it('should still accept a body that starts with a byte-order mark', async () => {
+      const body = `\uFEFF${JSON.stringify({ model, messages: userMessage('Say hi') })}`;
+      const response = await gateway.call('POST', '/v1/chat/completions', { token: customer.key, body });
+
+      expect(response.status).toBe(200);
     });
   });
 });

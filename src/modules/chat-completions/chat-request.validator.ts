@@ -1,4 +1,5 @@
 import { ApiError } from 'src/common/errors/api-error';
+import { isBase64, isBase64DataUri } from 'src/modules/chat-completions/base64-text';
 import {
   ACCEPTED_MESSAGE_ROLES,
   CONTENT_PART_TYPES,
@@ -29,8 +30,6 @@ const OFFERED_ROLES = MESSAGE_ROLES.join(', ');
 const PART_TYPES: ReadonlySet<string> = new Set(CONTENT_PART_TYPES);
 const TIERS: ReadonlySet<string> = new Set(SERVICE_TIERS);
 const OFFERED_TIERS = SERVICE_TIERS.map((tier) => `'${tier}'`).join(' or ');
-const DATA_URI = /^data:[\w.+-]+\/[\w.+-]+;base64,[A-Za-z0-9+/]+={0,2}$/;
-const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -157,7 +156,7 @@ function checkContent(content: unknown, at: string): boolean {
 }
 
 function checkInputAudio(audio: unknown, at: string): void {
-  if (!isObject(audio) || typeof audio.data !== 'string' || !BASE64.test(audio.data)) {
+  if (!isObject(audio) || typeof audio.data !== 'string' || !isBase64(audio.data)) {
     throw ApiError.invalid(`${at}.data must be base64-encoded audio.`, `${at}.data`);
   }
   if (typeof audio.format !== 'string') {
@@ -225,7 +224,7 @@ function checkImageUrl(imageUrl: unknown, at: string): void {
   if (typeof url !== 'string') {
     throw ApiError.invalid(`${at}.url must be a string.`, `${at}.url`);
   }
-  if (url.startsWith('data:') ? DATA_URI.test(url) : isHttpUrl(url)) {
+  if (url.startsWith('data:') ? isBase64DataUri(url) : isHttpUrl(url)) {
     return;
   }
   throw ApiError.invalid(

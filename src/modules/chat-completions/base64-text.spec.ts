@@ -1,0 +1,45 @@
+import { isBase64, isBase64DataUri } from 'src/modules/chat-completions/base64-text';
+import { SeededRandom } from 'test/support/seeded-random';
+
+const DATA_URI = /^data:[\w.+-]+\/[\w.+-]+;base64,[A-Za-z0-9+/]+={0,2}$/;
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+describe('base64 shape checks', () => {
+  it('should agree with the anchored regexes on every mix of characters', () => {
+    const random = new SeededRandom(20261124);
+    const pieces = [
+      'A',
+      'z',
+      '0',
+      '+',
+      '/',
+      '=',
+      '==',
+      '===',
+      '-',
+      '_',
+      ' ',
+      '\n',
+      'é',
+      'data:',
+      'image/png',
+      ';base64,',
+    ];
+    const differing: string[] = [];
+    for (let round = 0; round < 20_000; round++) {
+      const tail = Array.from({ length: random.int(0, 8) }, () => random.pick(pieces)).join('');
+      const uri = random.int(0, 3) === 0 ? tail : `data:image/png;base64,${tail}`;
+      if (isBase64DataUri(uri) !== DATA_URI.test(uri) || isBase64(tail) !== BASE64.test(tail)) {
+        differing.push(uri);
+      }
+    }
+    expect(differing.slice(0, 5)).toEqual([]);
+  });
+
+  it('should accept a real image payload and refuse a media type with no subtype', () => {
+    const payload = Buffer.from(new SeededRandom(1).chars(3000, 0, 255), 'latin1').toString('base64');
+    expect(isBase64DataUri(`data:image/png;base64,${payload}`)).toBe(true);
+    expect(isBase64DataUri(`data:image;base64,${payload}`)).toBe(false);
+    expect(isBase64DataUri(`data:image/png;base64,${payload}!`)).toBe(false);
+  });
+});
