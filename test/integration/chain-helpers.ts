@@ -2,7 +2,9 @@ import { INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { mnemonicToSeedSync } from '@scure/bip39';
 import { HDKey } from '@scure/bip32';
+import Redis from 'ioredis';
 import pino from 'pino';
+import { REDIS } from 'src/common/redis/redis.tokens';
 import { loadConfig } from 'src/config/app-config';
 import { CoreModule } from 'src/core.module';
 import { DepositAddressesService } from 'src/modules/payments/chain/deposit-addresses.service';
@@ -20,6 +22,8 @@ export const TEST_MNEMONIC = 'test test test test test test test test test test 
 const root = HDKey.fromMasterSeed(mnemonicToSeedSync(TEST_MNEMONIC));
 export const TRON_XPUB = root.derive("m/44'/195'/0'").publicExtendedKey;
 export const ETH_XPUB = root.derive("m/44'/60'/0'").publicExtendedKey;
+/** Deposit addresses of the local chain's tests: not Hardhat's funded accounts (m/44'/60'/0'), which deploy and send. */
+export const ETH_DEPOSIT_XPUB = root.derive("m/44'/60'/1'").publicExtendedKey;
 /** The mainnet USDT contract on TRON, which the fake TronGrid also serves. */
 export const TRC20_USDT = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
 /** Another token's contract (the WIN token): the "USDT" impostor in these tests. */
@@ -33,6 +37,8 @@ export interface ChainWatchers {
   addresses: DepositAddressesService;
   orders: TopupOrdersRepository;
   dataSource: DataSource;
+  /** Closes the context and its Redis connection (which the worker's own module closes in production). */
+  close(): Promise<void>;
   /** A pending USDT order of `amount` micros on `network`, as the console creates it. */
   pendingOrder(accountId: string, network: UsdtNetwork, amount: bigint): Promise<TopupOrderEntity>;
 }
@@ -53,6 +59,11 @@ export async function startChainWatchers(env: Record<string, string>): Promise<C
     addresses: app.get(DepositAddressesService),
     orders,
     dataSource: app.get(DataSource),
+    close: async () => {
+      const redis = app.get<Redis>(REDIS);
+      await app.close();
+      await redis.quit().catch(() => undefined);
+    },
     pendingOrder: (accountId, network, amount) =>
       orders.create({
         accountId,

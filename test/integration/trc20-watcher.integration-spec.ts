@@ -34,7 +34,7 @@ describe('Trc20Watcher against a fake TronGrid', () => {
     expect(await findDepositMismatches(db.dataSource)).toEqual([]);
   });
   afterAll(async () => {
-    await chain?.app.close();
+    await chain?.close();
     await tron?.close();
     await db.close();
   });

@@ -63,7 +63,12 @@ export async function startFakeTronGrid(contract: string): Promise<FakeTronGrid>
     pageSize: 200,
     overlapPages: false,
     ignoreContractFilter: false,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        // The gateway's client keeps its connections alive; close would wait for them.
+        server.closeAllConnections();
+      }),
   };
   const server: Server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://fake');
