@@ -85,8 +85,9 @@ export async function startLocalEvm(): Promise<LocalEvm> {
   const url = `http://127.0.0.1:${port}`;
   const client = createPublicClient({ chain: hardhat, transport: http(url) });
   const wallet = createWalletClient({ account: DEPLOYER, chain: hardhat, transport: http(url) });
-  const rpc = (method: string, params: unknown[]) =>
-    client.request({ method: method as never, params: params as never }) as Promise<unknown>;
+  // Hardhat's own methods (mining, snapshots) are outside viem's typed schema.
+  const rpc = (method: string, params: unknown[]): Promise<unknown> =>
+    client.request<{ Method: string; Parameters: unknown[]; ReturnType: unknown }>({ method, params });
   return {
     url,
     client,
@@ -100,7 +101,7 @@ export async function startLocalEvm(): Promise<LocalEvm> {
         abi,
         bytecode,
         args: [10n ** 12n],
-        account: wallet.account!,
+        account: wallet.account,
         chain: hardhat,
       });
       return (await client.waitForTransactionReceipt({ hash })).contractAddress!;
@@ -111,7 +112,7 @@ export async function startLocalEvm(): Promise<LocalEvm> {
         abi: compileToken().abi,
         functionName: 'transfer',
         args: [to, amount],
-        account: wallet.account!,
+        account: wallet.account,
         chain: hardhat,
       });
       return (await client.waitForTransactionReceipt({ hash })).blockNumber;
