@@ -4,6 +4,8 @@ import { findDepositMismatches, findTopupMismatches } from 'src/modules/payments
 import { ChainWatchers, depositsOf, ETH_DEPOSIT_XPUB, startChainWatchers } from 'test/integration/chain-helpers';
 import { TestDb } from 'test/integration/integration-helpers';
 import { LocalEvm, startLocalEvm } from 'test/support/local-evm';
+import { spawnWorker, stopWorker } from 'test/support/worker-process';
+import { Client } from 'pg';
 
 const DEPTH = 12;
 
@@ -138,4 +140,52 @@ describe('Erc20Watcher against a local Hardhat chain', () => {
 
     expect(await depositsOf(chain.dataSource, accountId)).toEqual([['3000000', 'credited', 'paid']]);
   });
+
+  it('should roll back a batch whose worker is killed in the middle, leaving the cursor where it was', async () => {
+    const { accountId, address } = await newDepositor();
+    await evm.transfer(usdt, address, 6_000_000n);
+    await evm.mine(DEPTH);
+    const cursorBefore = await cursorOf(chain);
+    // Holding the account's row keeps the worker's credit waiting inside its transaction.
+    const holder = new Client({ connectionString: process.env.DATABASE_URL });
+    await holder.connect();
+    await holder.query('BEGIN');
+    await holder.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+    const worker = await spawnWorker({ ...env, CHAIN_WATCH_EVERY_MS: '200' });
+    try {
+      await waitFor(async () => {
+        const [{ waiting }] = await chain.dataSource.query<{ waiting: number }[]>(
+          `SELECT COUNT(*)::int AS waiting FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
+        return waiting > 0;
+      });
+    } finally {
+      await stopWorker(worker);
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
+
+    expect(await depositsOf(chain.dataSource, accountId)).toEqual([]);
+    expect(await cursorOf(chain)).toBe(cursorBefore);
+    await chain.erc20.run();
+    expect(await depositsOf(chain.dataSource, accountId)).toEqual([['6000000', 'credited', 'paid']]);
+  }, 60_000);
 });
+
+async function cursorOf(chain: ChainWatchers): Promise<string | null> {
+  const [row] = await chain.dataSource.query<{ block: string }[]>(
+    "SELECT block FROM chain_cursors WHERE network = 'ERC20'",
+  );
+  return row?.block ?? null;
+}
+
+async function waitFor(condition: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) {
+      throw new Error('the condition did not come true in time');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
