@@ -2,12 +2,12 @@ import 'reflect-metadata';
 import { ConfigError, loadDatabaseConfig } from 'src/config/app-config';
 import { dataSourceOptions } from 'src/database/data-source.options';
 import { findLedgerMismatches } from 'src/modules/ledger/ledger-verifier';
-import { findTopupMismatches } from 'src/modules/payments/topup-verifier';
+import { findDepositMismatches, findTopupMismatches } from 'src/modules/payments/topup-verifier';
 import { DataSource } from 'typeorm';
 
 /**
  * `npm run ledger:verify`: exits non-zero when any account's balance differs from the sum of its ledger,
- * or a top-up order and its ledger entry disagree.
+ * a top-up order and its ledger entry disagree, or a chain deposit and the order it paid.
  */
 async function main(): Promise<number> {
   const dataSource = new DataSource(dataSourceOptions(loadDatabaseConfig()));
@@ -24,10 +24,15 @@ async function main(): Promise<number> {
     for (const t of topups) {
       process.stdout.write(`MISMATCH top-up order ${t.orderId} (${t.status}) and ledger entry ${t.entryId}\n`);
     }
+    const deposits = await findDepositMismatches(dataSource);
+    for (const d of deposits) {
+      process.stdout.write(`MISMATCH chain deposit ${d.depositId} and top-up order ${d.orderId}\n`);
+    }
     process.stdout.write(
-      `${count} accounts checked, ${mismatches.length} mismatched; ${topups.length} top-ups mismatched\n`,
+      `${count} accounts checked, ${mismatches.length} mismatched; ${topups.length} top-ups mismatched; ` +
+        `${deposits.length} deposits mismatched\n`,
     );
-    return mismatches.length === 0 && topups.length === 0 ? 0 : 1;
+    return mismatches.length === 0 && topups.length === 0 && deposits.length === 0 ? 0 : 1;
   } finally {
     await dataSource.destroy();
   }

@@ -252,4 +252,56 @@ export class EnvDto {
   @IsOptional()
   @Matches(/^https?:\/\/[^\s]+$/, { message: 'must be an http(s) URL' })
   WECHATPAY_BASE_URL?: string;
+
+  @IsOptional()
+  @Matches(/^[xt]pub[1-9A-HJ-NP-Za-km-z]{100,112}$/, {
+    message: "must be the extended public key (xpub…) of m/44'/195'/0'",
+  })
+  TRON_XPUB?: string;
+
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s]+$/, { message: 'must be an http(s) URL' })
+  TRONGRID_URL?: string;
+
+  @IsOptional()
+  @IsString()
+  TRONGRID_API_KEY?: string;
+
+  @IsOptional()
+  @Matches(/^T[1-9A-HJ-NP-Za-km-z]{33}$/, { message: 'must be a TRON base58 address (T…)' })
+  TRC20_USDT_CONTRACT?: string;
+
+  @IsOptional()
+  @Matches(/^[xt]pub[1-9A-HJ-NP-Za-km-z]{100,112}$/, {
+    message: "must be the extended public key (xpub…) of m/44'/60'/0'",
+  })
+  ETH_XPUB?: string;
+
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s]+$/, { message: 'must be the http(s) URL of a JSON-RPC endpoint' })
+  ETH_RPC_URL?: string;
+
+  @IsOptional()
+  @Matches(/^0x[0-9a-fA-F]{40}$/, { message: 'must be a 0x-prefixed 20-byte address' })
+  ERC20_USDT_CONTRACT?: string;
+
+  @IsOptional()
+  @Matches(/^([1-9]\d{0,3}|finalized)$/, { message: 'must be a number of blocks from 1 to 9999, or finalized' })
+  ERC20_CONFIRMATIONS?: string;
+
+  @IsOptional()
+  @Matches(/^\d{1,12}(\.\d{1,6})?$/, { message: 'must be a USDT amount with at most 6 decimals, such as 1 or 0.5' })
+  USDT_MIN_DEPOSIT?: string;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  CHAIN_WATCH_EVERY_MS?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1000)
+  TRON_COLD_POLL_EVERY_MS?: number;
 }

@@ -1,4 +1,5 @@
 import { createPrivateKey, createPublicKey, KeyObject } from 'node:crypto';
+import { ChainConfig, chainConfigOf } from 'src/config/chain-config';
 import { ConfigError } from 'src/config/config-error';
 import { EnvDto } from 'src/config/env.dto';
 
@@ -38,6 +39,8 @@ export interface PaymentsConfig {
    * last one repeating until the order expires.
    */
   pollDelaysMs: number[];
+  /** USDT on TRC20 and ERC20 (chain-config.ts). */
+  chains: ChainConfig;
 }
 
 const DEFAULT_POLL_DELAYS_MS = [30_000, 60_000, 120_000, 300_000];
@@ -135,5 +138,6 @@ export function paymentsConfigOf(dto: EnvDto): PaymentsConfig {
     alipay: publicBaseUrl ? alipay : null,
     wechatpay: publicBaseUrl ? wechatpay : null,
     pollDelaysMs: pollDelaysOf(dto),
+    chains: chainConfigOf(dto),
   };
 }

@@ -6,6 +6,9 @@ import { ChannelEntity } from 'src/modules/channels/channel.entity';
 import { LedgerEntryEntity } from 'src/modules/ledger/ledger-entry.entity';
 import { ModelRouteEntity } from 'src/modules/models/model-route.entity';
 import { ModelEntity } from 'src/modules/models/model.entity';
+import { ChainCursorEntity } from 'src/modules/payments/chain/chain-cursor.entity';
+import { ChainDepositEntity } from 'src/modules/payments/chain/chain-deposit.entity';
+import { DepositAddressEntity } from 'src/modules/payments/chain/deposit-address.entity';
 import { PaymentSettingsEntity } from 'src/modules/payments/payment-settings.entity';
 import { RedemptionCodeEntity } from 'src/modules/payments/redemption-code.entity';
 import { TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
@@ -24,4 +27,7 @@ export const entities = [
   TopupOrderEntity,
   PaymentSettingsEntity,
   RedemptionCodeEntity,
+  DepositAddressEntity,
+  ChainDepositEntity,
+  ChainCursorEntity,
 ];

@@ -6,7 +6,7 @@ import { Prices, referralCredit, usageCost } from 'src/modules/billing/pricing';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
 import { BalanceGateService } from 'src/modules/ledger/balance-gate.service';
 import { findLedgerMismatches } from 'src/modules/ledger/ledger-verifier';
-import { findTopupMismatches } from 'src/modules/payments/topup-verifier';
+import { findDepositMismatches, findTopupMismatches } from 'src/modules/payments/topup-verifier';
 import { Customer, HttpResult, ModelOptions, TestGateway, TestWorker } from 'test/support/gateway';
 import { DataSource } from 'typeorm';
 
@@ -231,6 +231,7 @@ export class Books {
   async expectBalanced(): Promise<void> {
     expect(await findLedgerMismatches(this.db)).toEqual([]);
     expect(await findTopupMismatches(this.db)).toEqual([]);
+    expect(await findDepositMismatches(this.db)).toEqual([]);
   }
 
   /** Waits until no recorded usage is left for a request (settlement removes it after its commit). */

@@ -70,4 +70,28 @@ export const metrics = {
     labelNames: ['provider', 'reason'] as const,
     registers: [metricsRegistry],
   }),
+  deposits: new Counter({
+    name: 'gateway_deposits_total',
+    help: 'USDT transfers to our addresses, by network and outcome (credited, below_minimum, duplicate: read again)',
+    labelNames: ['network', 'outcome'] as const,
+    registers: [metricsRegistry],
+  }),
+  chainWatchLagBlocks: new Gauge({
+    name: 'gateway_chain_watch_lag_blocks',
+    help: "ERC20: blocks between the chain's head and the last block whose transfers were processed",
+    labelNames: ['network'] as const,
+    registers: [metricsRegistry],
+  }),
+  chainWatchLagSeconds: new Gauge({
+    name: 'gateway_chain_watch_lag_seconds',
+    help: 'TRC20: seconds since the least recently polled of the often-polled addresses was last polled',
+    labelNames: ['network'] as const,
+    registers: [metricsRegistry],
+  }),
+  chainWatchLastSuccess: new Gauge({
+    name: 'gateway_chain_watch_last_success_timestamp_seconds',
+    help: "When a network's watcher last finished a poll without error (its age: time() minus this)",
+    labelNames: ['network'] as const,
+    registers: [metricsRegistry],
+  }),
 };

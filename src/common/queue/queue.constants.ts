@@ -2,6 +2,7 @@
 export enum QueueName {
   Billing = 'billing',
   Payments = 'payments',
+  ChainWatch = 'chain-watch',
 }
 
 export enum BillingJob {
@@ -61,3 +62,9 @@ export type PaymentJobPayloads = {
   [PaymentJob.Reconcile]: { orderId: string; attempt: number; via: 'poller' | 'recheck' | 'sweep' };
   [PaymentJob.SweepOverdue]: Record<string, never>;
 };
+
+/** One repeatable job per USDT network, run by whichever worker takes it (one lease per network). */
+export enum ChainWatchJob {
+  Trc20 = 'watch-trc20',
+  Erc20 = 'watch-erc20',
+}

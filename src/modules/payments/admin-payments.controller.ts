@@ -4,6 +4,8 @@ import { AdminAuth } from 'src/common/decorators/auth.decorators';
 import { ApiError } from 'src/common/errors/api-error';
 import { uuidParam } from 'src/common/http/params';
 import { parseUsd } from 'src/common/money/money';
+import { DepositsService } from 'src/modules/payments/chain/deposits.service';
+import { AdminDepositPageDto, AdminDepositQueryDto } from 'src/modules/payments/dto/deposit.dto';
 import { PaymentSettingsDto, PaymentSettingsUpdateDto } from 'src/modules/payments/dto/payment-settings.dto';
 import { RedemptionBatchCreateDto, RedemptionBatchDto } from 'src/modules/payments/dto/redemption.dto';
 import { AdminTopupDto, AdminTopupPageDto, AdminTopupQueryDto } from 'src/modules/payments/dto/topup.dto';
@@ -20,6 +22,7 @@ export class AdminPaymentsController {
     private readonly settings: PaymentSettingsService,
     private readonly topups: TopupsService,
     private readonly redemptions: RedemptionsService,
+    private readonly deposits: DepositsService,
   ) {}
 
   @Get('payments/settings')
@@ -62,6 +65,11 @@ export class AdminPaymentsController {
   @HttpCode(200)
   recheck(@Param('topupId', uuidParam('topupId')) topupId: string): Promise<AdminTopupDto> {
     return this.topups.recheck(topupId);
+  }
+
+  @Get('deposits')
+  listDeposits(@Query() query: AdminDepositQueryDto): Promise<AdminDepositPageDto> {
+    return this.deposits.adminList(query);
   }
 
   @Post('redemption-codes')

@@ -3,6 +3,8 @@ import { ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth, ConsolePrincipal, CurrentPrincipal } from 'src/common/decorators/auth.decorators';
 import { uuidParam } from 'src/common/http/params';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
+import { DepositsService } from 'src/modules/payments/chain/deposits.service';
+import { DepositAddressListDto } from 'src/modules/payments/dto/deposit.dto';
 import { RedemptionCreateDto } from 'src/modules/payments/dto/redemption.dto';
 import { TopupCreateDto, TopupDto, TopupPageDto, TopupPageQueryDto } from 'src/modules/payments/dto/topup.dto';
 import { RedemptionsService } from 'src/modules/payments/redemptions.service';
@@ -15,6 +17,7 @@ export class ConsoleTopupsController {
   constructor(
     private readonly topups: TopupsService,
     private readonly redemptions: RedemptionsService,
+    private readonly deposits: DepositsService,
   ) {}
 
   @Post('topups')
@@ -33,6 +36,11 @@ export class ConsoleTopupsController {
   @Get('topups')
   list(@CurrentPrincipal() principal: ConsolePrincipal, @Query() query: TopupPageQueryDto): Promise<TopupPageDto> {
     return this.topups.list(principal.accountId, query);
+  }
+
+  @Get('deposit-addresses')
+  listDepositAddresses(@CurrentPrincipal() principal: ConsolePrincipal): Promise<DepositAddressListDto> {
+    return this.deposits.addressesOf(principal.accountId);
   }
 
   @Post('redemptions')

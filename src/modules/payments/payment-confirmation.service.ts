@@ -68,7 +68,7 @@ export class PaymentConfirmation {
     }
     const { order, snapshot } = confirmation;
     const via = order.confirmedVia ?? 'unknown';
-    metrics.topups.inc({ method: order.method ?? 'none', status: 'paid' });
+    metrics.topups.inc({ method: order.method ?? order.network ?? 'none', status: 'paid' });
     metrics.paymentConfirmSeconds.observe({ via }, (Date.now() - order.createdAt.getTime()) / 1000);
     this.logger.info({ orderId: order.id, accountId: order.accountId, via }, 'top-up credited');
     await this.gate.sync(order.accountId, snapshot).catch((error: Error) => {

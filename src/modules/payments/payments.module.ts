@@ -3,6 +3,16 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { registerQueue } from 'src/common/queue/bull-queues';
 import { QueueName } from 'src/common/queue/queue.constants';
 import { LedgerModule } from 'src/modules/ledger/ledger.module';
+import { ChainCursorsRepository } from 'src/modules/payments/chain/chain-cursors.repository';
+import { DepositCrediting } from 'src/modules/payments/chain/deposit-crediting.service';
+import { ChainCursorEntity } from 'src/modules/payments/chain/chain-cursor.entity';
+import { ChainDepositEntity } from 'src/modules/payments/chain/chain-deposit.entity';
+import { ChainDepositsRepository } from 'src/modules/payments/chain/chain-deposits.repository';
+import { DepositAddressEntity } from 'src/modules/payments/chain/deposit-address.entity';
+import { DepositAddressesRepository } from 'src/modules/payments/chain/deposit-addresses.repository';
+import { DepositAddressesService } from 'src/modules/payments/chain/deposit-addresses.service';
+import { DepositsService } from 'src/modules/payments/chain/deposits.service';
+import { UsdtOrders } from 'src/modules/payments/chain/usdt-orders';
 import { AdminPaymentsController } from 'src/modules/payments/admin-payments.controller';
 import { ConsoleTopupsController } from 'src/modules/payments/console-topups.controller';
 import { PaymentConfirmation } from 'src/modules/payments/payment-confirmation.service';
@@ -20,15 +30,34 @@ import { WebhooksController } from 'src/modules/payments/webhooks.controller';
 import { WebhooksService } from 'src/modules/payments/webhooks.service';
 import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
 
+const CORE_PROVIDERS = [
+  TopupOrdersRepository,
+  PaymentProviders,
+  PaymentConfirmation,
+  PaymentJobs,
+  DepositAddressesRepository,
+  DepositAddressesService,
+  ChainDepositsRepository,
+  ChainCursorsRepository,
+  DepositCrediting,
+];
+
 /** What both processes need of payments: the orders, the wallets, the one confirmation and the job producer. */
 @Module({
   imports: [
-    TypeOrmModule.forFeature([TopupOrderEntity, PaymentSettingsEntity, RedemptionCodeEntity]),
+    TypeOrmModule.forFeature([
+      TopupOrderEntity,
+      PaymentSettingsEntity,
+      RedemptionCodeEntity,
+      DepositAddressEntity,
+      ChainDepositEntity,
+      ChainCursorEntity,
+    ]),
     registerQueue(QueueName.Payments),
     LedgerModule,
   ],
-  providers: [TopupOrdersRepository, PaymentProviders, PaymentConfirmation, PaymentJobs],
-  exports: [TopupOrdersRepository, PaymentProviders, PaymentConfirmation, PaymentJobs],
+  providers: [...CORE_PROVIDERS],
+  exports: [...CORE_PROVIDERS],
 })
 export class PaymentsCoreModule {}
 
@@ -40,6 +69,14 @@ export class PaymentsCoreModule {}
     RateLimitsModule,
   ],
   controllers: [ConsoleTopupsController, AdminPaymentsController, WebhooksController],
-  providers: [TopupsService, PaymentSettingsService, RedemptionsService, WebhooksService, PaymentThrottle],
+  providers: [
+    TopupsService,
+    PaymentSettingsService,
+    RedemptionsService,
+    WebhooksService,
+    PaymentThrottle,
+    DepositsService,
+    UsdtOrders,
+  ],
 })
 export class PaymentsModule {}

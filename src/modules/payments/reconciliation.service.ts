@@ -47,6 +47,9 @@ export class ReconciliationService {
     if (!order || order.status === 'paid' || order.method === 'redemption') {
       return order?.status ?? 'unknown';
     }
+    if (order.network) {
+      return this.expireIfDue(order);
+    }
     const provider = this.providers.get(order.method);
     if (!provider) {
       this.logger.warn({ orderId, method: order.method }, 'cannot reconcile an order: its method is not configured');
@@ -101,6 +104,19 @@ export class ReconciliationService {
       );
       return 'refused';
     }
+  }
+
+  /**
+   * A USDT order has no provider to ask: its watcher credits the transfer whenever it comes (a late one
+   * as a top-up of its own), so at expiry the order only stops waiting.
+   */
+  private async expireIfDue(order: TopupOrderEntity): Promise<string> {
+    const due = order.status === 'pending' && order.expiresAt !== null && Date.now() >= order.expiresAt.getTime();
+    if (due && (await this.orders.markExpired(order.id, false))) {
+      metrics.topups.inc({ method: order.network!, status: 'expired' });
+      return 'expired';
+    }
+    return order.status;
   }
 
   /** Pending orders long past expiry get their last query again (a lost job, a long outage of the provider). */

@@ -5,12 +5,12 @@ import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, 
 export const TOPUP_STATUSES = ['pending', 'paid', 'expired'] as const;
 export type TopupStatus = (typeof TOPUP_STATUSES)[number];
 
-/** How an order is paid: a wallet, a chain (USDT, later), or a redemption code. */
+/** How an order is paid: a wallet or a redemption code; a USDT order has no method, but a network. */
 export const TOPUP_METHODS = ['alipay', 'wechatpay', 'redemption'] as const;
 export type TopupMethod = (typeof TOPUP_METHODS)[number];
 
 /** What confirmed an order: the label of payment_confirm_seconds. */
-export type ConfirmedVia = 'webhook' | 'poller' | 'recheck' | 'redemption';
+export type ConfirmedVia = 'webhook' | 'poller' | 'recheck' | 'redemption' | 'chain';
 
 /** What the provider said of the payment that paid an order; no secret, signature or whole body. */
 export interface StoredEvidence {
@@ -74,7 +74,7 @@ export class TopupOrderEntity {
   @Column({ type: 'text', nullable: true })
   rate: string | null;
 
-  /** What the payer needs: `{ qrCode }` or `{ codeUrl }`; null until the provider gave it. */
+  /** What the payer needs: `{ qrCode }`, `{ codeUrl }`, or `{ address, network, confirmations, required }`. */
   @Column({ type: 'jsonb', nullable: true })
   instructions: Record<string, unknown> | null;
 

@@ -79,6 +79,44 @@ export class TopupOrdersRepository {
     return (result.affected ?? 0) > 0;
   }
 
+  /**
+   * The account's oldest pending USDT order on the network, locked in the caller's transaction: what a
+   * deposit pays. Null when there is none.
+   */
+  async oldestPendingUsdt(
+    manager: EntityManager,
+    accountId: string,
+    network: string,
+  ): Promise<TopupOrderEntity | null> {
+    return manager
+      .createQueryBuilder(TopupOrderEntity, 'o')
+      .setLock('pessimistic_write')
+      .where("o.account_id = :accountId AND o.network = :network AND o.currency = 'USDT' AND o.status = 'pending'", {
+        accountId,
+        network,
+      })
+      .orderBy('o.seq', 'ASC')
+      .limit(1)
+      .getOne();
+  }
+
+  /**
+   * A pending USDT order takes the amount a transfer carried (the order only showed the way to pay; the
+   * transfer credits what it carries), in the caller's transaction, before it is confirmed.
+   */
+  async setCarriedAmount(manager: EntityManager, id: string, amount: bigint, credit: bigint): Promise<void> {
+    await manager.update(TopupOrderEntity, { id, status: 'pending' }, { amount, credit });
+  }
+
+  /** The instructions of the account's pending USDT orders on the network show `confirmations` so far. */
+  async setConfirmations(accountId: string, network: string, confirmations: number): Promise<void> {
+    await this.orders.query(
+      `UPDATE topup_orders SET instructions = jsonb_set(instructions, '{confirmations}', to_jsonb($3::int))
+       WHERE account_id = $1 AND network = $2 AND status = 'pending' AND instructions IS NOT NULL`,
+      [accountId, network, confirmations],
+    );
+  }
+
   /** pending → expired, once the provider closed the payment (or never created it); false when it was no longer pending. */
   async markExpired(id: string, closed: boolean): Promise<boolean> {
     const result = await this.orders

@@ -23,3 +23,28 @@ export async function findTopupMismatches(dataSource: DataSource): Promise<Topup
   );
   return rows.map((row) => ({ orderId: row.order_id, entryId: row.entry_id, status: row.status }));
 }
+
+export interface DepositMismatch {
+  /** Null for a chain-paid order that no deposit explains. */
+  depositId: string | null;
+  orderId: string | null;
+}
+
+/**
+ * Every chain deposit that breaks "a credited deposit paid exactly one USDT order of its account and
+ * network, for exactly the USDT it carried, and one below the minimum paid none", and every order paid
+ * by a chain that no deposit explains.
+ */
+export async function findDepositMismatches(dataSource: DataSource): Promise<DepositMismatch[]> {
+  const rows = await dataSource.query<{ deposit_id: string | null; order_id: string | null }[]>(
+    `SELECT d.id AS deposit_id, COALESCE(d.order_id, o.id) AS order_id
+     FROM chain_deposits d
+     FULL JOIN (SELECT * FROM topup_orders WHERE confirmed_via = 'chain') o ON o.id = d.order_id
+     WHERE (d.status = 'below_minimum' AND d.order_id IS NOT NULL)
+        OR (d.status = 'credited' AND (o.id IS NULL OR o.status <> 'paid' OR o.currency <> 'USDT'
+            OR o.network <> d.network OR o.account_id <> d.account_id OR o.credit <> d.amount * 1000
+            OR o.provider_trade_no <> d.txid || ':' || d.event_index))
+        OR (d.id IS NULL)`,
+  );
+  return rows.map((row) => ({ depositId: row.deposit_id, orderId: row.order_id }));
+}

@@ -15,6 +15,7 @@ import {
   TopupPageDto,
   TopupPageQueryDto,
 } from 'src/modules/payments/dto/topup.dto';
+import { UsdtOrders } from 'src/modules/payments/chain/usdt-orders';
 import { PaymentJobs } from 'src/modules/payments/payment-jobs';
 import { PaymentProviders } from 'src/modules/payments/payment-providers';
 import { PaymentSettingsService } from 'src/modules/payments/payment-settings.service';
@@ -52,17 +53,18 @@ export class TopupsService {
     private readonly settings: PaymentSettingsService,
     private readonly providers: PaymentProviders,
     private readonly jobs: PaymentJobs,
+    private readonly usdt: UsdtOrders,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   /**
    * A CNY order: the amount is checked, the operator's rate copied, the payment created at the wallet
-   * and the poller scheduled. USDT orders come with the chain watchers; until then no network is configured.
+   * and the poller scheduled. A USDT order shows the account's address instead (usdt-orders.ts).
    */
   async create(accountId: string, dto: TopupCreateDto): Promise<TopupDto> {
     if (dto.currency === 'USDT') {
-      throw ApiError.invalid('USDT top-ups are not configured on this gateway.', 'network');
+      return this.createUsdt(accountId, dto);
     }
     if (dto.network !== undefined) {
       throw ApiError.invalid('network applies to USDT top-ups only.', 'network');
@@ -137,6 +139,17 @@ export class TopupsService {
       );
     }
     await this.orders.setInstructions(order.id, order.instructions);
+    return TopupDto.from(order);
+  }
+
+  /** No wallet to call and nothing to poll: the chain's watcher credits the transfer whenever it comes. */
+  private async createUsdt(accountId: string, dto: TopupCreateDto): Promise<TopupDto> {
+    const plan = await this.usdt.plan(accountId, dto, await this.settings.current());
+    await this.throttle.admit([{ key: `gw:topup:account:${accountId}`, limit: ORDERS_PER_MINUTE }], 'top-up orders');
+    const order = await this.createWithinCap(plan.order);
+    order.instructions = { ...plan.instructions };
+    await this.orders.setInstructions(order.id, order.instructions);
+    metrics.topups.inc({ method: plan.order.network!, status: 'pending' });
     return TopupDto.from(order);
   }
 

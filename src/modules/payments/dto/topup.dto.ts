@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
 import { CursorQueryDto } from 'src/common/http/date-range.dto';
 import { formatUsd } from 'src/common/money/money';
+import { USDT_NETWORKS } from 'src/modules/payments/chain/usdt-network';
 import { formatAmount, TOPUP_CURRENCIES, TopupCurrency } from 'src/modules/payments/topup-amounts';
 import {
   TOPUP_METHODS,
@@ -13,7 +14,6 @@ import {
 
 export const PAYABLE_CURRENCIES = ['CNY', 'USDT'] as const;
 export const WALLET_METHODS = ['alipay', 'wechatpay'] as const;
-export const USDT_NETWORKS = ['TRC20', 'ERC20'] as const;
 
 export class TopupCreateDto {
   @ApiProperty({ enum: PAYABLE_CURRENCIES, example: 'CNY' })

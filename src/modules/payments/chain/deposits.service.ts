@@ -1,0 +1,42 @@
+import { Injectable } from '@nestjs/common';
+import { Cursor, decodeCursor, encodeCursor } from 'src/common/http/cursor';
+import {
+  AdminDepositDto,
+  AdminDepositPageDto,
+  AdminDepositQueryDto,
+  DepositAddressDto,
+  DepositAddressListDto,
+} from 'src/modules/payments/dto/deposit.dto';
+import { ChainDepositsRepository } from 'src/modules/payments/chain/chain-deposits.repository';
+import { DepositAddressesService } from 'src/modules/payments/chain/deposit-addresses.service';
+
+const validSeq = (position: Cursor) => position.length === 1 && /^\d{1,19}$/.test(position[0]);
+
+/** USDT deposits as customers (their addresses) and operators (every transfer, credited or not) see them. */
+@Injectable()
+export class DepositsService {
+  constructor(
+    private readonly addresses: DepositAddressesService,
+    private readonly deposits: ChainDepositsRepository,
+  ) {}
+
+  async addressesOf(accountId: string): Promise<DepositAddressListDto> {
+    return { data: (await this.addresses.listFor(accountId)).map((row) => DepositAddressDto.from(row)) };
+  }
+
+  async adminList(query: AdminDepositQueryDto): Promise<AdminDepositPageDto> {
+    const cursor = decodeCursor(query.cursor, validSeq);
+    const rows = await this.deposits.list({
+      network: query.network,
+      status: query.status,
+      beforeSeq: cursor?.[0] ?? null,
+      limit: query.limit + 1,
+    });
+    const page = rows.slice(0, query.limit);
+    const more = rows.length > query.limit;
+    return {
+      data: page.map((row) => AdminDepositDto.from(row)),
+      nextCursor: more ? encodeCursor([page[page.length - 1].seq]) : null,
+    };
+  }
+}

@@ -1,0 +1,97 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional } from 'class-validator';
+import { CursorQueryDto } from 'src/common/http/date-range.dto';
+import { ChainDepositEntity, DEPOSIT_STATUSES, DepositStatus } from 'src/modules/payments/chain/chain-deposit.entity';
+import { DepositAddressEntity } from 'src/modules/payments/chain/deposit-address.entity';
+import { USDT_NETWORKS, UsdtNetwork } from 'src/modules/payments/chain/usdt-network';
+import { formatAmount } from 'src/modules/payments/topup-amounts';
+
+export class DepositAddressDto {
+  @ApiProperty({ enum: USDT_NETWORKS })
+  network: UsdtNetwork;
+
+  @ApiProperty({
+    description: 'Send USDT on this network only to this address',
+    example: 'TJRyWwFs9wTFGZg3JbrVriFbNfCug5tDeC',
+  })
+  address: string;
+
+  static from(row: DepositAddressEntity): DepositAddressDto {
+    return { network: row.network, address: row.address };
+  }
+}
+
+export class DepositAddressListDto {
+  @ApiProperty({ type: [DepositAddressDto], description: 'One per network the gateway accepts' })
+  data: DepositAddressDto[];
+}
+
+/** A transfer to one of the accounts' addresses, as the operator sees it. */
+export class AdminDepositDto {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+
+  @ApiProperty({ enum: USDT_NETWORKS })
+  network: UsdtNetwork;
+
+  @ApiProperty({ description: 'The transaction id (TRON) or hash (Ethereum)' })
+  txid: string;
+
+  @ApiProperty({
+    description: "The log's index in its block (ERC20), or the transfer's place in its transaction (TRC20)",
+  })
+  eventIndex: number;
+
+  @ApiProperty()
+  address: string;
+
+  @ApiProperty({ format: 'uuid' })
+  accountId: string;
+
+  @ApiProperty({ description: 'USDT, 6 decimals', example: '0.500000' })
+  amount: string;
+
+  @ApiProperty({ enum: DEPOSIT_STATUSES, description: 'below_minimum: recorded, not credited; settle it by hand' })
+  status: DepositStatus;
+
+  @ApiPropertyOptional({ format: 'uuid', description: 'The top-up it paid' })
+  orderId?: string;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt: string;
+
+  static from(row: ChainDepositEntity): AdminDepositDto {
+    return {
+      id: row.id,
+      network: row.network,
+      txid: row.txid,
+      eventIndex: row.eventIndex,
+      address: row.address,
+      accountId: row.accountId,
+      amount: formatAmount(row.amount, 'USDT'),
+      status: row.status,
+      ...(row.orderId && { orderId: row.orderId }),
+      createdAt: row.createdAt.toISOString(),
+    };
+  }
+}
+
+export class AdminDepositPageDto {
+  @ApiProperty({ type: [AdminDepositDto] })
+  data: AdminDepositDto[];
+
+  @ApiProperty({ type: String, nullable: true })
+  nextCursor: string | null;
+}
+
+export class AdminDepositQueryDto extends CursorQueryDto {
+  @ApiPropertyOptional({ enum: DEPOSIT_STATUSES })
+  @IsOptional()
+  @IsIn(DEPOSIT_STATUSES, { message: 'status must be credited or below_minimum' })
+  status?: DepositStatus;
+
+  @ApiPropertyOptional({ enum: USDT_NETWORKS })
+  @IsOptional()
+  @IsIn(USDT_NETWORKS, { message: 'network must be TRC20 or ERC20' })
+  network?: UsdtNetwork;
+}
