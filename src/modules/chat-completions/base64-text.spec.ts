@@ -21,6 +21,10 @@ describe('base64 shape checks', () => {
       ' ',
       '\n',
       'é',
+      // Above U+00FF, with an alphabet letter as the low byte ('A', '+'): must not pass for one.
+      '\u0141',
+      '\u012b',
+      '\ud83d\ude00',
       'data:',
       'image/png',
       ';base64,',
@@ -41,5 +45,14 @@ describe('base64 shape checks', () => {
     expect(isBase64DataUri(`data:image/png;base64,${payload}`)).toBe(true);
     expect(isBase64DataUri(`data:image;base64,${payload}`)).toBe(false);
     expect(isBase64DataUri(`data:image/png;base64,${payload}!`)).toBe(false);
+  });
+
+  it('should check payloads longer than one chunk to their last character', () => {
+    const payload = 'QUJD'.repeat(700_000);
+    expect(isBase64(payload)).toBe(true);
+    expect(isBase64(`${payload}==`)).toBe(true);
+    expect(isBase64(`${payload.slice(0, -1)}!`)).toBe(false);
+    expect(isBase64(`${payload.slice(0, -1)}\u0141`)).toBe(false);
+    expect(isBase64(`${payload.slice(0, 1_500_000)}-${payload.slice(1_500_001)}`)).toBe(false);
   });
 });

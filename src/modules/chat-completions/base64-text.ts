@@ -1,20 +1,28 @@
 /*
- * Shape checks for base64 payloads (images as data URIs, audio), which run to megabytes. An anchored
- * regex over the payload costs ~4.5 ns a character in V8, 6 ms for a 1 MB image; a table lookup per
- * character costs half that, on the event loop of every request carrying one.
+ * Shape checks for base64 payloads (images as data URIs, audio), which run to megabytes, on the event
+ * loop of every request carrying one. For 1.33 MB of base64 (a 1 MB image), in V8: an anchored regex
+ * 6 ms; a table lookup per `charCodeAt` 2.6 ms; the same lookup over the bytes of a reused Buffer the
+ * text is copied into (latin1, a memcpy for the one-byte strings V8 keeps base64 in) 0.95 ms.
  */
 
 const DATA_URI_HEAD = /^data:[\w.+-]+\/[\w.+-]+;base64,/;
 /** Longer than any media type a client sends; the head is matched on this much only. */
 const HEAD_MAX_CHARS = 256;
 const ALPHABET = (() => {
-  const table = new Uint8Array(128);
+  const table = new Uint8Array(256);
   for (const char of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/') {
     table[char.charCodeAt(0)] = 1;
   }
   return table;
 })();
 const PAD = 0x3d;
+/** Text is checked this many characters at a time, through one buffer allocated on first use. */
+const CHUNK_CHARS = 1 << 20;
+let chunkBytes: Buffer | undefined;
+// A latin1 copy keeps only the low byte of a character above U+00FF, which could then pass for a
+// base64 one; this test finds such a character, and costs nothing on a string V8 stores one byte per
+// character (it cannot match there), which every valid payload is.
+const BEYOND_LATIN1 = /[\u0100-\uffff]/;
 
 /** `data:<type>/<subtype>;base64,<base64>`, as /^data:[\w.+-]+\/[\w.+-]+;base64,[A-Za-z0-9+/]+={0,2}$/ would match. */
 export function isBase64DataUri(text: string): boolean {
@@ -31,10 +39,17 @@ export function isBase64(text: string, start = 0): boolean {
   if (end === start) {
     return false;
   }
-  for (let at = start; at < end; at++) {
-    const code = text.charCodeAt(at);
-    if (code > 0x7f || ALPHABET[code] === 0) {
+  chunkBytes ??= Buffer.allocUnsafeSlow(CHUNK_CHARS);
+  for (let at = start; at < end; at += CHUNK_CHARS) {
+    const chunk = text.slice(at, Math.min(end, at + CHUNK_CHARS));
+    if (BEYOND_LATIN1.test(chunk)) {
       return false;
+    }
+    const length = chunkBytes.write(chunk, 0, 'latin1');
+    for (let byte = 0; byte < length; byte++) {
+      if (ALPHABET[chunkBytes[byte]] === 0) {
+        return false;
+      }
     }
   }
   return true;
