@@ -104,7 +104,7 @@ describe('startMockUpstream', () => {
       for (const [method, path] of [
         ['GET', '/nope'],
         ['GET', '/v1/chat/completions'],
-        ['POST', '/v1/embeddings'],
+        ['POST', '/v1/completions'],
       ]) {
         const response = await fetch(`${upstream.url}${path}`, { method, headers: HEADERS });
         expect(response.status).toBe(404);
