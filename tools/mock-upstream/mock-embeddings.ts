@@ -50,12 +50,12 @@ function inputsOf(input: unknown): MockEmbeddingInput[] | null {
     return null;
   }
   if (input.every((item) => typeof item === 'number')) {
-    return [input as number[]];
+    return [input];
   }
   const valid = input.every(
     (item) => typeof item === 'string' || (Array.isArray(item) && item.every((id) => typeof id === 'number')),
   );
-  return valid ? (input as MockEmbeddingInput[]) : null;
+  return valid ? input : null;
 }
 
 function send(res: ServerResponse, status: number, body: Json): void {
