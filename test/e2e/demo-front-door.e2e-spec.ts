@@ -132,6 +132,18 @@ describe('npm run demo, the front door', () => {
     expect((await chatThroughFirst()).status).toBe(200);
   });
 
+  it('should serve the API docs it prints, Swagger UI’s files included (through @fastify/static)', async () => {
+    const page = await fetch(`http://127.0.0.1:${ports.api}/docs`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    const stylesheet = /href="\.?\/?([^"]*swagger-ui\.css)"/.exec(html)![1];
+
+    const css = await fetch(`http://127.0.0.1:${ports.api}/docs/${stylesheet.replace(/^docs\//, '')}`);
+
+    expect(css.status).toBe(200);
+    expect(css.headers.get('content-type')).toMatch(/text\/css/);
+  });
+
   it('should refuse a second demo on the same API port with one clear line and a non-zero exit, and the first keeps serving', async () => {
     const second = startDemo(
       [
