@@ -1,7 +1,8 @@
 import OpenAI from 'openai';
+import pino from 'pino';
 import { estimateEmbeddingTokens } from 'src/modules/billing/token-estimator';
 import { BillingWorld, costOf, expectApiError, openBillingWorld, requestIdOf, usd } from 'test/e2e/billing-helpers';
-import { Customer } from 'test/support/gateway';
+import { Customer, TestGateway } from 'test/support/gateway';
 import {
   countMockEmbeddingTokens,
   float32Base64,
@@ -51,6 +52,8 @@ describe('POST /v1/embeddings', () => {
       const [bill] = await world.books.waitForBills(customer, 1);
       expect(bill).toMatchObject({ model, promptTokens: 9, completionTokens: 0, cost: expect.any(String) });
       expect(usd(bill.cost)).toBe(cost);
+      const usage = (await world.books.ledger(customer)).filter((entry) => entry.kind === 'usage');
+      expect(usage).toEqual([expect.objectContaining({ amount: `-${bill.cost}`, reference: bill.requestId })]);
       await world.books.expectBalanced();
     });
 
@@ -287,6 +290,41 @@ describe('POST /v1/embeddings', () => {
       const customer = await world.gateway.newCustomer({ balance: '10' });
 
       expectApiError(await embed(customer, { model: gemini, input: [1, 2, 3] }), 400, { code: null, param: 'input' });
+    });
+  });
+
+  describe('content', () => {
+    it('should log neither the inputs nor the vectors, even at debug and across a failover', async () => {
+      const lines: string[] = [];
+      const logger = pino({ level: 'debug' }, { write: (line: string) => lines.push(line) });
+      const gateway = await TestGateway.start({}, logger);
+      try {
+        await gateway.addChannel('log-broken', { baseUrl: `${gateway.mock.url}/status/503/v1`, priority: 5 });
+        await gateway.addChannel('log-good', { baseUrl: `${gateway.mock.url}/v1` });
+        const logged = await gateway.addModel({
+          kind: 'embedding',
+          routes: [
+            { channelId: 'log-broken', upstreamModel: 'mock-embed' },
+            { channelId: 'log-good', upstreamModel: 'mock-embed' },
+          ],
+        });
+        const customer = await gateway.newCustomer({ balance: '10' });
+        const secret = 'confidential-embedding-input-7f3a';
+
+        const response = await gateway.call('POST', '/v1/embeddings', {
+          token: customer.key,
+          body: { model: logged, input: [secret], encoding_format: 'base64' },
+        });
+
+        expect(response.status).toBe(200);
+        const everything = lines.join('\n');
+        expect(everything).toContain('upstream route failed');
+        expect(everything).not.toContain(secret);
+        expect(everything).not.toContain(response.body.data[0].embedding);
+        expect(everything).not.toContain(customer.key);
+      } finally {
+        await gateway.close();
+      }
     });
   });
 });
