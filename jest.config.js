@@ -8,10 +8,8 @@ const common = {
     '^tools/(.*)$': '<rootDir>/tools/$1',
     '^test/(.*)$': '<rootDir>/test/$1',
   },
-  // Transpile-only (tsc type-checks in `npm run check`); content-disposition ships ESM only, which Node
-  // loads natively but Jest's CommonJS runtime cannot, so it is transpiled too.
+  // Transpile-only (tsc type-checks in `npm run check`).
   transform: { '^.+\\.[tj]s$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }] },
-  transformIgnorePatterns: ['/node_modules/(?!content-disposition/)'],
 };
 
 /** One fresh database per run for the projects that need one (one setup: Jest runs each path once). */

@@ -13,6 +13,7 @@ import { ApiKeysModule } from 'src/modules/api-keys/api-keys.module';
 import { AuthModule } from 'src/modules/auth/auth.module';
 import { ChannelsModule } from 'src/modules/channels/channels.module';
 import { ChatCompletionsModule } from 'src/modules/chat-completions/chat-completions.module';
+import { EmbeddingsModule } from 'src/modules/embeddings/embeddings.module';
 import { HealthModule } from 'src/modules/health/health.module';
 import { ModelsModule } from 'src/modules/models/models.module';
 import { PaymentsModule } from 'src/modules/payments/payments.module';
@@ -37,6 +38,7 @@ export class ApiModule implements OnApplicationShutdown {
         ChannelsModule,
         ModelsModule,
         ChatCompletionsModule,
+        EmbeddingsModule,
         RateLimitsModule,
         UsageModule,
         ReferralsModule,

@@ -340,6 +340,19 @@ describe('admin API: authentication, channels and models', () => {
       expect(response.text).toContain('"outputPrice":"10"');
     });
 
+    it('should default a model to kind chat, keep kind embedding, and refuse another kind naming kind', async () => {
+      const chat = await putModel(unique('kind-default'), modelBody(channelId));
+      const embedding = await putModel(unique('kind-embedding'), modelBody(channelId, { kind: 'embedding' }));
+
+      expect(chat.body).toMatchObject({ kind: 'chat' });
+      expect(embedding.body).toMatchObject({ kind: 'embedding' });
+      const listed = await world.gateway.admin('GET', '/admin/models');
+      expect(listed.body.data).toEqual(
+        expect.arrayContaining([expect.objectContaining({ id: embedding.body.id, kind: 'embedding' })]),
+      );
+      expectError(await putModel(unique('kind-bad'), modelBody(channelId, { kind: 'rerank' })), 400, { param: 'kind' });
+    });
+
     it.each([
       ['0.000001', '0.000002'],
       ['0.000000001', '9999.999999999'],

@@ -44,6 +44,21 @@ describe('the official openai client against the gateway', () => {
     expect(Number.isInteger(listed.created)).toBe(true);
   });
 
+  it('should retrieve one model with models.retrieve()', async () => {
+    const retrieved = await client.models.retrieve(model);
+
+    expect(retrieved).toMatchObject({ id: model, object: 'model', owned_by: 'openai' });
+    const listed = (await client.models.list()).data.find((entry) => entry.id === model);
+    expect(retrieved).toEqual(listed);
+  });
+
+  it('should throw NotFoundError with code model_not_found from models.retrieve() for an unknown model', async () => {
+    const error = await rejectionOf(client.models.retrieve('no-such-model'));
+
+    expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(error).toMatchObject({ status: 404, code: 'model_not_found', param: 'model' });
+  });
+
   it('should get a completion with chat.completions.create', async () => {
     const messages: OpenAI.ChatCompletionMessageParam[] = [
       { role: 'system', content: 'You are terse.' },

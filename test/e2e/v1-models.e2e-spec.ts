@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Customer, TestGateway } from 'test/support/gateway';
-import { expectInvalidRequest, userMessage } from 'test/e2e/v1-helpers';
+import { expectApiError, expectInvalidApiKey, expectInvalidRequest, userMessage } from 'test/e2e/v1-helpers';
 
 const channelId = () => `ch-${randomUUID().slice(0, 8)}`;
 
@@ -133,5 +133,57 @@ describe('GET /v1/models', () => {
       ids = await listIds();
     }
     expect(ids).not.toContain(model);
+  });
+});
+
+describe('GET /v1/models/{model}', () => {
+  let gateway: TestGateway;
+  let customer: Customer;
+
+  beforeAll(async () => {
+    gateway = await TestGateway.start();
+    customer = await gateway.newCustomer({ balance: '10' });
+  });
+  afterAll(() => gateway.close());
+
+  const retrieve = (id: string, key = customer.key) =>
+    gateway.call('GET', `/v1/models/${encodeURIComponent(id)}`, { token: key });
+  const expectModelNotFound = (response: Awaited<ReturnType<typeof retrieve>>) =>
+    expectApiError(response, 404, { type: 'invalid_request_error', code: 'model_not_found', param: 'model' });
+
+  it('should answer the same object as the model’s entry in the list', async () => {
+    const model = await gateway.addModel();
+
+    const response = await retrieve(model);
+
+    expect(response.status).toBe(200);
+    const list = await gateway.call('GET', '/v1/models', { token: customer.key });
+    expect(response.body).toEqual(list.body.data.find((entry: { id: string }) => entry.id === model));
+    expect(response.body).toEqual({ id: model, object: 'model', created: expect.any(Number), owned_by: 'openai' });
+  });
+
+  it('should find a model whose id holds a slash', async () => {
+    const model = await gateway.addModel({ id: `vendor/model-${randomUUID().slice(0, 8)}` });
+
+    const response = await retrieve(model);
+
+    expect(response.status).toBe(200);
+    expect(response.body.id).toBe(model);
+  });
+
+  it('should answer 404 model_not_found for an unknown model', async () => {
+    expectModelNotFound(await retrieve('no-such-model'));
+  });
+
+  it('should answer 404 model_not_found for a disabled model', async () => {
+    const model = await gateway.addModel({ enabled: false });
+
+    expectModelNotFound(await retrieve(model));
+  });
+
+  it('should answer 401 without a valid key', async () => {
+    const model = await gateway.addModel();
+
+    expectInvalidApiKey(await retrieve(model, 'sk-unknownkey0123456789'));
   });
 });

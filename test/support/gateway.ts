@@ -30,6 +30,7 @@ export interface ModelOptions {
   outputPrice?: string;
   maxOutputTokens?: number;
   vision?: boolean;
+  kind?: 'chat' | 'embedding';
   rpm?: number;
   tpm?: number;
   enabled?: boolean;
@@ -143,6 +144,7 @@ export class TestGateway {
       outputPrice: options.outputPrice ?? '10',
       maxOutputTokens: options.maxOutputTokens ?? 1000,
       vision: options.vision ?? false,
+      kind: options.kind,
       rpm: options.rpm ?? 1000,
       tpm: options.tpm ?? 10_000_000,
       enabled: options.enabled ?? true,

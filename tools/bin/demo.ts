@@ -1,102 +1,161 @@
 import 'reflect-metadata';
 import { API_NODE_FLAGS } from 'src/config/api-runtime';
 import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { AppConfig, loadConfig } from 'src/config/app-config';
 import { DataSource } from 'typeorm';
 import { startFakeAlipay } from 'tools/fake-wallets/fake-alipay';
 import { FakeWallet } from 'tools/fake-wallets/fake-wallet';
+import { assertPortFree, DemoError, DemoPorts, readDemoPorts } from 'tools/demo/demo-options';
 import { PRODUCT_DIST, productDataSourceOptions } from 'tools/product-dist';
 
 /* eslint-disable no-console -- this is an interactive developer tool; its output is for a person. */
 
-const DEMO_ADMIN_TOKEN = 'demo-admin-token-change-me';
 const DEMO_EMAIL = 'demo@example.com';
 const DEMO_PASSWORD = 'demo-password';
-const MOCK_PORT = Number(process.env.MOCK_UPSTREAM_PORT ?? 9000);
-const FAKE_ALIPAY_PORT = Number(process.env.FAKE_ALIPAY_PORT ?? 9100);
-const children: ChildProcess[] = [];
+// The API's and worker's own lines below this level stay quiet, so the banner is what a person sees
+// first; warnings and errors still show. LOG_LEVEL=info (or debug) shows the rest.
+const DEMO_LOG_LEVEL = 'warn';
+// Children get this long to drain after Ctrl-C or a failure; then they are killed.
+const STOP_GRACE_MS = 10_000;
+const children: { name: string; child: ChildProcess }[] = [];
 
-/** `npm run demo`: database, migrations, mock upstream, API and worker, a seeded catalog, account and key. */
+/**
+ * `npm run demo`: database, migrations, mock upstream, API and worker, a seeded catalog, account and key.
+ * It refuses to start when one of its ports is taken, and seeds only the API it started itself: the
+ * admin token is fresh each run, so no other gateway would accept it.
+ */
 async function main(): Promise<void> {
+  const ports = readDemoPorts(process.argv.slice(2), process.env);
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: process.env.NODE_ENV ?? 'development' };
-  env.ADMIN_TOKEN ??= DEMO_ADMIN_TOKEN;
+  const fakeAlipayWanted = !env.ALIPAY_APP_ID;
+  await assertPortFree(ports.api, 'api');
+  await assertPortFree(ports.mock, 'mock');
+  if (fakeAlipayWanted) {
+    await assertPortFree(ports.fakeAlipay, 'fakeAlipay');
+  }
+  env.PORT = String(ports.api);
+  env.ADMIN_TOKEN ??= randomBytes(24).toString('hex');
+  env.LOG_LEVEL ??= DEMO_LOG_LEVEL;
   // Top-ups go to our fake Alipay unless a real merchant is configured.
-  const fakeAlipay = env.ALIPAY_APP_ID ? null : await startFakeAlipay({ port: FAKE_ALIPAY_PORT });
+  const fakeAlipay = fakeAlipayWanted ? await startFakeAlipay({ port: ports.fakeAlipay }) : null;
   Object.assign(env, fakeAlipay?.env);
-  env.PUBLIC_BASE_URL ??= `http://127.0.0.1:${env.PORT ?? 3000}`;
+  env.PUBLIC_BASE_URL ??= `http://127.0.0.1:${ports.api}`;
   const config = loadConfig(env);
-  await ensureDatabase(config);
-  await migrate(config);
+  const created = await ensureDatabase(config);
+  const applied = await migrate(config);
 
-  start('mock', [join(__dirname, 'mock-upstream.js'), '--port', String(MOCK_PORT)], env);
+  start('mock', [join(__dirname, 'mock-upstream.js'), '--port', String(ports.mock)], env, 'ignore');
   start('api', [...API_NODE_FLAGS, join(PRODUCT_DIST, 'main.js')], env);
   start('worker', [join(PRODUCT_DIST, 'worker.js')], env);
-  const base = `http://127.0.0.1:${config.port}`;
+  const base = `http://127.0.0.1:${ports.api}`;
   await waitForReady(`${base}/health/ready`);
 
   const admin: AdminCall = (method, path, body, headers) => call(base, method, path, env.ADMIN_TOKEN, body, headers);
-  await seedCatalog(admin);
+  await expectOwnGateway(admin, ports.api);
+  await seedCatalog(admin, ports);
   const { key, accessToken } = await seedCustomer(base, admin);
-  const topUp = await seedTopup(base, admin, accessToken, fakeAlipay);
+  const topUp = await seedTopup(base, admin, accessToken, fakeAlipay, ports);
+  const database = `${new URL(config.databaseUrl).pathname.slice(1)} (${created ? 'created, ' : ''}${applied} migrations applied)`;
 
   console.log(`
-Gateway demo is running (API ${base}, mock upstream http://127.0.0.1:${MOCK_PORT}). Ctrl-C stops everything.
+Gateway demo is running (API ${base}, mock upstream http://127.0.0.1:${ports.mock}). Ctrl-C stops everything.
 
   API key:      ${key}
   Console:      ${DEMO_EMAIL} / ${DEMO_PASSWORD}
-  Admin token:  ${env.ADMIN_TOKEN}
+  Admin token:  ${env.ADMIN_TOKEN}   (this run only)
+  Database:     ${database}
   API docs:     ${base}/docs
+  Logs:         warnings and errors; LOG_LEVEL=info npm run demo shows every line
 
 Try it:
 
   curl ${base}/v1/chat/completions -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" -d '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Hello!"}]}'
+  curl ${base}/v1/embeddings -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" -d '{"model":"text-embedding-3-small","input":"Hello!"}'
 ${topUp}`);
 }
 
-async function ensureDatabase(config: AppConfig): Promise<void> {
+/**
+ * The API that answered ready must be the one this run started: only it knows this run's admin token.
+ * Anything else (a gateway that took the port in between) is left untouched.
+ */
+async function expectOwnGateway(admin: AdminCall, port: number): Promise<void> {
+  const { status } = await admin('GET', '/admin/models', undefined);
+  if (status !== 200) {
+    throw new DemoError(
+      `the gateway answering on port ${port} is not the one this demo started; it was left untouched`,
+    );
+  }
+}
+
+/** Creates the database unless it exists; true when it did. */
+async function ensureDatabase(config: AppConfig): Promise<boolean> {
   const url = new URL(config.databaseUrl);
   const name = decodeURIComponent(url.pathname.slice(1));
   url.pathname = '/postgres';
-  const client = new Client({ connectionString: url.toString() });
-  await client.connect();
-  const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-  if (found.rowCount === 0) {
-    await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`);
-    console.log(`created database ${name}`);
+  const client = new Client({ connectionString: url.toString(), connectionTimeoutMillis: 5_000 });
+  // Only where it is: the URL may hold a password.
+  const where = `${url.hostname}:${url.port || 5432}`;
+  await client.connect().catch((error: Error) => {
+    throw new DemoError(`cannot reach Postgres at ${where} (DATABASE_URL): ${error.message}`);
+  });
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (found.rowCount === 0) {
+      await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`);
+      return true;
+    }
+    return false;
+  } finally {
+    await client.end();
   }
-  await client.end();
 }
 
-async function migrate(config: AppConfig): Promise<void> {
+async function migrate(config: AppConfig): Promise<number> {
   const dataSource = new DataSource(productDataSourceOptions(config));
   await dataSource.initialize();
-  const applied = await dataSource.runMigrations({ transaction: 'each' });
-  await dataSource.destroy();
-  console.log(`migrations: ${applied.length} applied`);
+  try {
+    return (await dataSource.runMigrations({ transaction: 'each' })).length;
+  } finally {
+    await dataSource.destroy();
+  }
 }
 
-function start(name: string, args: string[], env: NodeJS.ProcessEnv): void {
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'inherit', 'inherit'] });
+function start(name: string, args: string[], env: NodeJS.ProcessEnv, stdout: 'inherit' | 'ignore' = 'inherit'): void {
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', stdout, 'inherit'] });
   child.on('exit', (code, signal) => {
     if (!stopping) {
-      console.error(`${name} exited (${signal ?? code}); stopping the demo`);
+      console.error(`demo failed: the ${name} process exited (${signal ?? code}); stopping the demo`);
       stop(1);
     }
   });
-  children.push(child);
+  children.push({ name, child });
 }
 
 let stopping = false;
+/**
+ * Stops the children and exits with `code` once they are gone. The exit is explicit and its timer is
+ * not unref'd: an unref'd one let a failed demo fall out of the event loop with status 0.
+ */
 function stop(code: number): void {
-  stopping = true;
-  for (const child of children) {
-    if (child.pid && child.exitCode === null) {
-      process.kill(child.pid, 'SIGTERM');
-    }
+  if (stopping) {
+    return;
   }
-  setTimeout(() => process.exit(code), 500).unref();
+  stopping = true;
+  process.exitCode = code;
+  const running = children.map(({ child }) => child).filter((child) => child.exitCode === null && !child.signalCode);
+  const gone = running.map((child) => new Promise((resolve) => child.once('exit', resolve)));
+  running.forEach((child) => child.kill('SIGTERM'));
+  const deadline = setTimeout(() => {
+    running.forEach((child) => child.kill('SIGKILL'));
+    process.exit(code);
+  }, STOP_GRACE_MS);
+  void Promise.all(gone).then(() => {
+    clearTimeout(deadline);
+    process.exit(code);
+  });
 }
 
 async function waitForReady(url: string): Promise<void> {
@@ -138,8 +197,8 @@ type AdminCall = (
   headers?: Record<string, string>,
 ) => ReturnType<typeof call>;
 
-async function seedCatalog(admin: AdminCall): Promise<void> {
-  const mock = { type: 'openai', baseUrl: `http://127.0.0.1:${MOCK_PORT}/v1`, apiKey: 'mock-upstream-key' };
+async function seedCatalog(admin: AdminCall, ports: DemoPorts): Promise<void> {
+  const mock = { type: 'openai', baseUrl: `http://127.0.0.1:${ports.mock}/v1`, apiKey: 'mock-upstream-key' };
   await expectOk(admin('PUT', '/admin/channels/mock', mock));
   const limits = { rpm: 600, tpm: 1_000_000, enabled: true };
   const mockRoute = [{ channelId: 'mock', upstreamModel: 'mock-gpt' }];
@@ -156,6 +215,14 @@ async function seedCatalog(admin: AdminCall): Promise<void> {
     const routes = openAiKey ? [{ channelId: 'openai', upstreamModel: id }, ...mockRoute] : mockRoute;
     await expectOk(admin('PUT', `/admin/models/${id}`, { ...model, routes }));
   }
+  const embedding = { inputPrice: '0.02', outputPrice: '0', maxOutputTokens: 1, kind: 'embedding', ...limits };
+  const embeddingRoute = openAiKey ? [{ channelId: 'openai', upstreamModel: 'text-embedding-3-small' }] : [];
+  await expectOk(
+    admin('PUT', '/admin/models/text-embedding-3-small', {
+      ...embedding,
+      routes: [...embeddingRoute, { channelId: 'mock', upstreamModel: 'mock-embedding' }],
+    }),
+  );
 }
 
 async function seedCustomer(base: string, admin: AdminCall): Promise<{ key: string; accessToken: string }> {
@@ -178,7 +245,13 @@ async function seedCustomer(base: string, admin: AdminCall): Promise<{ key: stri
  * The payment settings, and with the fake Alipay a pending top-up of 72 CNY ($10 at 7.2) whose payment
  * is one curl away; returns the lines that say how.
  */
-async function seedTopup(base: string, admin: AdminCall, token: string, fake: FakeWallet | null): Promise<string> {
+async function seedTopup(
+  base: string,
+  admin: AdminCall,
+  token: string,
+  fake: FakeWallet | null,
+  ports: DemoPorts,
+): Promise<string> {
   const settings = { cnyPerUsd: '7.2', minTopupUsd: '1', maxTopupUsd: '10000', orderTtlMinutes: 30 };
   await expectOk(admin('PUT', '/admin/payments/settings', settings));
   const create = `curl ${base}/console/topups -H "Authorization: Bearer ${token}" -H "Content-Type: application/json" -d '{"currency":"CNY","method":"alipay","amount":"72"}'`;
@@ -188,10 +261,10 @@ async function seedTopup(base: string, admin: AdminCall, token: string, fake: Fa
   const order = await call(base, 'POST', '/console/topups', token, { currency: 'CNY', method: 'alipay', amount: '72' });
   const orderNo = String(order.json.id).replace(/-/g, '');
   return `
-Top up through our fake Alipay (http://127.0.0.1:${FAKE_ALIPAY_PORT}, standing in for the wallet). A pending
+Top up through our fake Alipay (http://127.0.0.1:${ports.fakeAlipay}, standing in for the wallet). A pending
 top-up of 72 CNY ($10 at 7.2 CNY per USD) is waiting: pay it, and the balance is $10 higher:
 
-  curl -X POST http://127.0.0.1:${FAKE_ALIPAY_PORT}/fake/pay/${orderNo}
+  curl -X POST http://127.0.0.1:${ports.fakeAlipay}/fake/pay/${orderNo}
   curl ${base}/console/account -H "Authorization: Bearer ${token}"
 
 Another one: create it, then pay its id without the dashes as above:
@@ -210,6 +283,7 @@ async function expectOk(pending: ReturnType<typeof call>): Promise<void> {
 process.once('SIGINT', () => stop(0));
 process.once('SIGTERM', () => stop(0));
 main().catch((error: Error) => {
-  console.error(`demo failed: ${error.message}`);
+  // One line: a DemoError says what to do; anything else says what broke.
+  console.error(`demo failed: ${error.message.split('\n')[0]}`);
   stop(1);
 });

@@ -1,3 +1,4 @@
+import { float32Base64, MOCK_EMBEDDING_DIMENSIONS, mockEmbedding } from 'tools/mock-upstream/mock-embeddings';
 import { countMockPromptTokens, MockUpstream, startMockUpstream } from 'tools/mock-upstream/mock-upstream.server';
 
 const HEADERS = { authorization: 'Bearer sk-test', 'content-type': 'application/json' };
@@ -103,7 +104,7 @@ describe('startMockUpstream', () => {
       for (const [method, path] of [
         ['GET', '/nope'],
         ['GET', '/v1/chat/completions'],
-        ['POST', '/v1/embeddings'],
+        ['POST', '/v1/completions'],
       ]) {
         const response = await fetch(`${upstream.url}${path}`, { method, headers: HEADERS });
         expect(response.status).toBe(404);
@@ -433,6 +434,63 @@ describe('startMockUpstream', () => {
       controller.abort();
       const next = await chat();
       expect(next.status).toBe(200);
+    });
+  });
+
+  describe('embeddings', () => {
+    it('should answer OpenAI embeddings: one deterministic vector per input, and the usage', async () => {
+      const response = await post({ model: 'embed-test', input: ['one two', 'three'] }, '/v1/embeddings');
+
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as Record<string, unknown>;
+      expect(body).toEqual({
+        object: 'list',
+        model: 'embed-test',
+        data: [
+          { object: 'embedding', index: 0, embedding: mockEmbedding('one two') },
+          { object: 'embedding', index: 1, embedding: mockEmbedding('three') },
+        ],
+        usage: { prompt_tokens: 3, total_tokens: 3 },
+      });
+      expect(mockEmbedding('one two')).toHaveLength(MOCK_EMBEDDING_DIMENSIONS);
+      expect(mockEmbedding('one two')).not.toEqual(mockEmbedding('three'));
+    });
+
+    it('should count token arrays by their length, honour dimensions, and answer base64 float32', async () => {
+      const body = { model: 'e', input: [[1, 2, 3]], dimensions: 4, encoding_format: 'base64' };
+
+      const answer = (await (await post(body, '/v1/embeddings')).json()) as {
+        data: { embedding: string }[];
+        usage: { prompt_tokens: number };
+      };
+
+      const bytes = Buffer.from(answer.data[0].embedding, 'base64');
+      const decoded = Array.from({ length: bytes.length / 4 }, (_, k) => bytes.readFloatLE(k * 4));
+      expect(decoded).toEqual(mockEmbedding([1, 2, 3], 4));
+      expect(answer.usage.prompt_tokens).toBe(3);
+      expect(float32Base64(mockEmbedding([1, 2, 3], 4))).toBe(answer.data[0].embedding);
+    });
+
+    it('should refuse an input that is not one of the four shapes', async () => {
+      const response = await post({ model: 'e', input: [{}] }, '/v1/embeddings');
+
+      expect(response.status).toBe(400);
+    });
+
+    it('should answer Gemini batchEmbedContents with values only, no usage', async () => {
+      const request = (text: string) => ({
+        model: 'models/g',
+        content: { parts: [{ text }] },
+        outputDimensionality: 3,
+      });
+      const response = await post({ requests: [request('a b'), request('c')] }, '/v1beta/models/g:batchEmbedContents', {
+        headers: { 'x-goog-api-key': 'k', 'content-type': 'application/json' },
+      });
+
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({
+        embeddings: [{ values: mockEmbedding('a b', 3) }, { values: mockEmbedding('c', 3) }],
+      });
     });
   });
 });

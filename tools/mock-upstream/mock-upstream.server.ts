@@ -1,4 +1,5 @@
 import { dialectAuthorized, matchDialect, respondInDialect } from 'tools/mock-upstream/provider-dialects';
+import { respondOpenAiEmbeddings } from 'tools/mock-upstream/mock-embeddings';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 
@@ -68,7 +69,7 @@ interface Completion {
   rejectedPredictionTokens: number;
 }
 
-type Route = 'chat' | 'models' | 'hang' | 'not_found' | { status: number; code?: string };
+type Route = 'chat' | 'embeddings' | 'models' | 'hang' | 'not_found' | { status: number; code?: string };
 type Json = Record<string, unknown>;
 
 const DEFAULT_REPLY = 'Hello from the mock upstream.';
@@ -141,6 +142,9 @@ function matchRoute(method: string, url: string): Route {
   }
   if (method === 'POST' && path === '/v1/chat/completions') {
     return 'chat';
+  }
+  if (method === 'POST' && path === '/v1/embeddings') {
+    return 'embeddings';
   }
   return method === 'GET' && path === '/v1/models' ? 'models' : 'not_found';
 }
@@ -335,6 +339,8 @@ function respond(state: ServerState, res: ServerResponse, route: Route, body: un
     sendJson(res, 200, MODELS_BODY);
   } else if (!isRecord(body)) {
     sendError(res, 400, 'The request body must be a JSON object.');
+  } else if (route === 'embeddings') {
+    respondOpenAiEmbeddings(res, body, control.omitUsage);
   } else if (body.stream === true) {
     const includeUsage = isRecord(body.stream_options) && body.stream_options.include_usage === true;
     streamCompletion(res, buildCompletion(state, body, control), control, includeUsage);

@@ -1,4 +1,5 @@
 import { ServerResponse } from 'node:http';
+import { respondGeminiEmbeddings } from 'tools/mock-upstream/mock-embeddings';
 
 /**
  * The mock's Anthropic (Messages API) and Gemini (generateContent) dialects, so the gateway's
@@ -7,10 +8,15 @@ import { ServerResponse } from 'node:http';
  */
 type Json = Record<string, unknown>;
 
-export type Dialect = 'anthropic' | 'gemini' | 'gemini-stream';
+export type Dialect = 'anthropic' | 'gemini' | 'gemini-stream' | 'gemini-embed';
 
 const DIALECT_PATTERN =
-  /^\/v1(?:beta)?\/(?:(messages)|models\/([^/:?]+):(generateContent|streamGenerateContent))(?:\?.*)?$/;
+  /^\/v1(?:beta)?\/(?:(messages)|models\/([^/:?]+):(generateContent|streamGenerateContent|batchEmbedContents))(?:\?.*)?$/;
+const GEMINI_METHODS: Record<string, Dialect> = {
+  generateContent: 'gemini',
+  streamGenerateContent: 'gemini-stream',
+  batchEmbedContents: 'gemini-embed',
+};
 
 export function matchDialect(method: string, path: string): Dialect | null {
   const match = method === 'POST' ? DIALECT_PATTERN.exec(path) : null;
@@ -20,7 +26,7 @@ export function matchDialect(method: string, path: string): Dialect | null {
   if (match[1]) {
     return 'anthropic';
   }
-  return match[3] === 'generateContent' ? 'gemini' : 'gemini-stream';
+  return GEMINI_METHODS[match[3]];
 }
 
 /** Anthropic and Google authenticate with their own headers rather than a bearer token. */
@@ -76,6 +82,9 @@ export function respondInDialect(
     return body.stream === true
       ? anthropicStream(res, result, sequence, body)
       : anthropicMessage(res, result, sequence, body);
+  }
+  if (dialect === 'gemini-embed') {
+    return respondGeminiEmbeddings(res, body);
   }
   const config = isRecord(body.generationConfig) ? body.generationConfig : {};
   const instruction = isRecord(body.systemInstruction) ? textOfParts(body.systemInstruction.parts) : '';

@@ -14,12 +14,16 @@ export function createLogger(config: Pick<AppConfig, 'logLevel'>, service: strin
   });
 }
 
-/** Routes Nest's own log calls into pino. */
+/**
+ * Routes Nest's own log calls into pino. Nest's `log` level is its start-up narration (a line per
+ * module and per route, ~90 lines): debug here, so that at the default level a process starts with
+ * its own one line. Warnings and errors keep their levels; LOG_LEVEL=debug shows the narration.
+ */
 export class PinoNestLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
   log(message: unknown, context?: string) {
-    this.logger.info({ context }, String(message));
+    this.logger.debug({ context }, String(message));
   }
 
   error(message: unknown, trace?: string, context?: string) {

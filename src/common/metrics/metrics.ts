@@ -12,6 +12,12 @@ export const metrics = {
     labelNames: ['model', 'outcome'] as const,
     registers: [metricsRegistry],
   }),
+  embeddings: new Counter({
+    name: 'gateway_embeddings_total',
+    help: 'Embeddings requests answered, by model and outcome',
+    labelNames: ['model', 'outcome'] as const,
+    registers: [metricsRegistry],
+  }),
   upstreamFailures: new Counter({
     name: 'gateway_upstream_failures_total',
     help: 'Upstream attempts that failed and moved on, by channel and kind',

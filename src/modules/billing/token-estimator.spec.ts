@@ -1,6 +1,7 @@
 import { countTokens } from 'gpt-tokenizer/cjs/encoding/cl100k_base';
 import {
   countCompletionTokens,
+  estimateEmbeddingTokens,
   estimatePromptTokens,
   estimateRequest,
   estimateRequestTokens,
@@ -146,5 +147,26 @@ describe(countCompletionTokens.name, () => {
   it('should count delivered completion text', () => {
     expect(countCompletionTokens('')).toBe(0);
     expect(countCompletionTokens('Hello from the mock upstream.')).toBe(plain('Hello from the mock upstream.'));
+  });
+});
+
+describe(estimateEmbeddingTokens.name, () => {
+  it('should hold text at or above its cl100k count and token arrays at their length, with the margin', () => {
+    const texts = [
+      'The quick brown fox jumps over the lazy dog.',
+      '汉字 and emoji 😀',
+      'Retrieval-augmented generation',
+    ];
+    const exact = texts.reduce((sum, text) => sum + plain(text), 0) + 3 + 1;
+
+    const estimated = estimateEmbeddingTokens([...texts, [1, 2, 3], [7]]);
+
+    expect(estimated).toBeGreaterThanOrEqual(exact);
+    expect(estimated).toBeLessThanOrEqual(Math.ceil(exact * 1.1) + 1);
+    expect(estimateEmbeddingTokens(['a'.repeat(3000)])).toBeGreaterThanOrEqual(plain('a'.repeat(3000)));
+  });
+
+  it('should hold exactly the margin over token arrays, which are billed as given', () => {
+    expect(estimateEmbeddingTokens([Array.from({ length: 100 }, (_, i) => i)])).toBe(111);
   });
 });

@@ -97,6 +97,20 @@ export function estimatePromptTokens(messages: unknown[]): number {
   return estimateRequestTokens({ messages }, { audioReferenceTokens: 0 });
 }
 
+/**
+ * Input tokens of an embeddings request's inputs (validated: strings, or arrays of token ids), at
+ * least what the upstream can bill: text counted as cl100k text, token arrays by their length, plus
+ * the 10% margin, since other families' tokenizers may split text finer. Each string is counted with a
+ * budget of its own, so the time spent stays linear in the input's size.
+ */
+export function estimateEmbeddingTokens(inputs: readonly (string | readonly number[])[]): number {
+  let tokens = 0;
+  for (const input of inputs) {
+    tokens += typeof input === 'string' ? countTextTokens(input, requestTokenBudget()) : input.length;
+  }
+  return withMargin(tokens);
+}
+
 /** Completion tokens of text the client received, when the upstream reported no usage. */
 export function countCompletionTokens(text: string): number {
   // The count is capped at the output cap the hold covered anyway.

@@ -11,5 +11,7 @@ import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
   imports: [ModelsModule, BillingModule, RateLimitsModule],
   controllers: [ChatCompletionsController],
   providers: [CompletionAdmission, ChatCompletionsService, UpstreamClient],
+  // Other /v1 routes (embeddings) share the admission and the upstream pools.
+  exports: [CompletionAdmission, UpstreamClient],
 })
 export class ChatCompletionsModule {}

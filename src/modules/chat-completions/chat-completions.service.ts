@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { FastifyReply } from 'fastify';
 import { Logger } from 'pino';
-import { ApiError, ErrorKind } from 'src/common/errors/api-error';
+import { ApiError } from 'src/common/errors/api-error';
 import { LOGGER } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
 import { countCompletionTokens } from 'src/modules/billing/token-estimator';
@@ -22,17 +22,15 @@ import {
 import { readJsonBounded } from 'src/modules/chat-completions/upstream/bounded-body';
 import { UpstreamBody, UpstreamClient } from 'src/modules/chat-completions/upstream/upstream-client';
 import {
-  sanitizeUpstreamMessage,
-  sanitizeUpstreamParam,
-} from 'src/modules/chat-completions/upstream/upstream-error-text';
+  ERROR_BODY_LIMIT_BYTES,
+  finalError,
+  ROUTE_FAILURE_STATUSES,
+  RouteFailure,
+  upstreamRefusal,
+} from 'src/modules/chat-completions/upstream/route-failure';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { ChannelType } from 'src/modules/channels/channel.entity';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
-
-type RouteFailure = { kind: 'unreachable' } | { kind: 'status'; status: number } | { kind: 'abnormal' };
-
-// Statuses that say "this route cannot serve now", not "the request is wrong": try the next route.
-const ROUTE_FAILURE_STATUSES = new Set([401, 402, 403, 404, 408, 409, 429]);
 
 interface Attempt {
   chat: ChatRequest;
@@ -90,7 +88,8 @@ export class ChatCompletionsService {
         await result.body.dump();
         lastFailure = this.routeFailed(route, { kind: 'status', status: statusCode });
       } else {
-        const refusal = await this.clientError(route, adapter, result.body, statusCode);
+        const details = adapter.errorDetails(await readJsonBounded(result.body, ERROR_BODY_LIMIT_BYTES));
+        const refusal = upstreamRefusal(route, details, statusCode);
         if (refusal instanceof ApiError) {
           throw refusal;
         }
@@ -158,52 +157,5 @@ export class ChatCompletionsService {
     completion.usage ??= wireUsage(billed);
     await reply.code(200).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(completion));
     return 'completed';
-  }
-
-  /**
-   * An upstream 4xx: the request's fault, relayed as a 400 (413) with the upstream's words made safe
-   * to show; or, when it says the channel's own account cannot serve, a route failure like a 401.
-   */
-  private async clientError(
-    route: CatalogRoute,
-    adapter: ProviderAdapter,
-    body: UpstreamBody,
-    status: number,
-  ): Promise<ApiError | RouteFailure> {
-    const details = adapter.errorDetails(await readJsonBounded(body, ERROR_BODY_LIMIT_BYTES));
-    if (details?.channelCannotServe) {
-      return { kind: 'status', status };
-    }
-    const message = details
-      ? sanitizeUpstreamMessage(details.message, route.channel.apiKey)
-      : `The upstream provider rejected the request (status ${status}).`;
-    return status === 413
-      ? new ApiError(ErrorKind.PayloadTooLarge, message)
-      : ApiError.invalid(message, sanitizeUpstreamParam(details?.param ?? null));
-  }
-}
-
-/** An error body is a message and a few fields; anything longer is not worth reading. */
-const ERROR_BODY_LIMIT_BYTES = 64 * 1024;
-
-function finalError(failure: RouteFailure, modelId: string): ApiError {
-  switch (failure.kind) {
-    case 'unreachable':
-      return new ApiError(
-        ErrorKind.UpstreamUnreachable,
-        `The gateway could not reach an upstream provider for '${modelId}'. Retry in a few minutes.`,
-      );
-    case 'status':
-      return failure.status === 429
-        ? new ApiError(ErrorKind.Overloaded, `The upstream providers for '${modelId}' are at capacity. Retry later.`)
-        : new ApiError(
-            ErrorKind.UpstreamError,
-            `The upstream provider for '${modelId}' failed (status ${failure.status}). Retry in a few seconds.`,
-          );
-    case 'abnormal':
-      return new ApiError(
-        ErrorKind.UpstreamError,
-        `The upstream provider for '${modelId}' sent an abnormal response. Retry in a few seconds.`,
-      );
   }
 }

@@ -30,6 +30,7 @@ const model: CatalogModel = {
   outputPrice: 1n,
   maxOutputTokens: 1000,
   vision: true,
+  kind: 'chat',
   rpm: 60,
   tpm: 1000,
   created: 0,

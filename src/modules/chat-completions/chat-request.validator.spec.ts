@@ -8,6 +8,7 @@ const textModel: CatalogModel = {
   outputPrice: 1n,
   maxOutputTokens: 100,
   vision: false,
+  kind: 'chat',
   rpm: 60,
   tpm: 1000,
   created: 0,
@@ -15,7 +16,8 @@ const textModel: CatalogModel = {
   routes: [],
 };
 const visionModel: CatalogModel = { ...textModel, id: 'vision-model', vision: true };
-const find = (id: string) => [textModel, visionModel].find((model) => model.id === id);
+const embeddingModel: CatalogModel = { ...textModel, id: 'embedding-model', kind: 'embedding' };
+const find = (id: string) => [textModel, visionModel, embeddingModel].find((model) => model.id === id);
 const valid = { model: 'text-model', messages: [{ role: 'user', content: 'Hi' }] };
 
 function rejection(body: unknown): { message: string; param: string | null } {
@@ -102,6 +104,13 @@ describe(validateChatRequest.name, () => {
     const error = rejection(body);
     expect(error.param).toBe(param);
     expect(error.message).toContain(message);
+  });
+
+  it('should refuse an embedding model with a 400 naming model', () => {
+    const refused = rejection({ ...valid, model: 'embedding-model' });
+
+    expect(refused.param).toBe('model');
+    expect(refused.message).toContain('/v1/embeddings');
   });
 
   it('should take image parts only for vision models, and only well-formed ones', () => {

@@ -67,6 +67,12 @@ export function validateChatRequest(body: unknown, findModel: (id: string) => Ca
   if (!model) {
     throw ApiError.invalid(`The model '${body.model}' does not exist or you do not have access to it.`, 'model');
   }
+  if (model.kind !== 'chat') {
+    throw ApiError.invalid(
+      `The model '${model.id}' is an embedding model: use POST /v1/embeddings, not chat completions.`,
+      'model',
+    );
+  }
   if (hasImages && !model.vision) {
     throw ApiError.invalid(`The model '${model.id}' does not accept image input.`, 'messages');
   }

@@ -19,6 +19,7 @@ const model: CatalogModel = {
   outputPrice: 2_000n,
   maxOutputTokens: 100,
   vision: false,
+  kind: 'chat',
   rpm: 60,
   tpm: 10_000,
   created: 0,

@@ -11,15 +11,30 @@ import { CompletionMeter, HeldTokens, TokenUsage } from 'src/modules/billing/met
 import { estimateRequest } from 'src/modules/billing/token-estimator';
 import { ChatRequest, outputTokenCap, validateChatRequest } from 'src/modules/chat-completions/chat-request.validator';
 import { RequestLifetime } from 'src/modules/chat-completions/request-lifetime';
-import { CatalogService } from 'src/modules/models/catalog.service';
+import { CatalogModel, CatalogService } from 'src/modules/models/catalog.service';
 import { ConcurrencyLimiter } from 'src/modules/rate-limits/concurrency-limiter.service';
 import { EffectiveLimits, RateLimitPolicy } from 'src/modules/rate-limits/rate-limit-policy.service';
 import { LimitScope, RequestRateLimiter } from 'src/modules/rate-limits/request-rate-limiter.service';
 import { TokenAdmission, TokenRateLimiter } from 'src/modules/rate-limits/token-rate-limiter.service';
 
-/** A completion let through: what the relay needs, and how to end the admission. */
-export interface AdmittedCompletion {
-  chat: ChatRequest;
+/** What a route's validator step hands the admission: the model asked for and the most the upstream can bill. */
+export interface ValidatedRequest {
+  model: CatalogModel;
+  held: HeldTokens;
+}
+
+/**
+ * A route's own validation (chat completions, embeddings): checks the body against the catalog and
+ * throws the 400 the client should see; returns what the admission counts and holds, plus whatever
+ * the route's relay needs.
+ */
+export type RequestValidator<V extends ValidatedRequest> = (
+  body: unknown,
+  findModel: (id: string) => CatalogModel | undefined,
+) => V;
+
+/** A request let through: the route's validated view, and what the relay needs to run and end it. */
+export type Admitted<V extends ValidatedRequest> = V & {
   /** The body as validated, relayed to the upstream. */
   body: Record<string, unknown>;
   limits: EffectiveLimits;
@@ -30,10 +45,24 @@ export interface AdmittedCompletion {
   giveBack(): Promise<void>;
   /** The relay is over, whatever its outcome: the slot and the deadline go. */
   release(): void;
+};
+
+/** Chat completions' view of an admitted request. */
+export interface ChatAdmission extends ValidatedRequest {
+  chat: ChatRequest;
 }
 
+/** A chat completion let through. */
+export type AdmittedCompletion = Admitted<ChatAdmission>;
+
+/** The chat-completions validator step, the admission's default. */
+export const admitChatRequest: RequestValidator<ChatAdmission> = (body, findModel) => {
+  const chat = validateChatRequest(body, findModel);
+  return { chat, model: chat.model, held: heldTokens(body as Record<string, unknown>, chat) };
+};
+
 /**
- * Whether a completion may run, in this order: validate the body against the catalog (400); in one
+ * Whether a request may run, in this order: validate the body with the route's own step (400); in one
  * Redis write and round trip, count the request (429 requests per minute), its estimated tokens (429
  * tokens per minute) and hold its worst-case cost (403 insufficient_balance); then take a slot of
  * this process (503 when overloaded). A refusal at any step gives back what the earlier ones took
@@ -53,16 +82,32 @@ export class CompletionAdmission {
   ) {}
 
   /**
-   * Runs `relay` as an admitted completion: a refused request never reaches it; a relay that fails gives
+   * Runs `relay` as an admitted request: a refused request never reaches it; a relay that fails gives
    * the hold back (unless usage was recorded); the slot and the deadline go whatever the outcome.
+   * `validate` is the route's own step; chat completions' when absent.
    */
-  async run<T>(
+  run<T>(
     principal: ApiKeyPrincipal,
     request: { body: unknown; id: string },
     reply: FastifyReply,
     relay: (admitted: AdmittedCompletion) => Promise<T>,
+  ): Promise<T>;
+  run<T, V extends ValidatedRequest>(
+    principal: ApiKeyPrincipal,
+    request: { body: unknown; id: string },
+    reply: FastifyReply,
+    relay: (admitted: Admitted<V>) => Promise<T>,
+    validate: RequestValidator<V>,
+  ): Promise<T>;
+  async run<T, V extends ValidatedRequest>(
+    principal: ApiKeyPrincipal,
+    request: { body: unknown; id: string },
+    reply: FastifyReply,
+    relay: (admitted: Admitted<V>) => Promise<T>,
+    // The overloads pair the default (chat's step) with chat's relay only.
+    validate = admitChatRequest as unknown as RequestValidator<V>,
   ): Promise<T> {
-    const admitted = await this.admit(principal, request.body, request.id, reply);
+    const admitted = await this.admit(principal, request.body, request.id, reply, validate);
     try {
       return await relay(admitted);
     } catch (error) {
@@ -74,21 +119,30 @@ export class CompletionAdmission {
   }
 
   /** `reply` receives the rate-limit headers (a refusal carries them too) and tells when the client hangs up. */
-  async admit(
+  admit(principal: ApiKeyPrincipal, body: unknown, requestId: string, reply: FastifyReply): Promise<AdmittedCompletion>;
+  admit<V extends ValidatedRequest>(
     principal: ApiKeyPrincipal,
     body: unknown,
     requestId: string,
     reply: FastifyReply,
-  ): Promise<AdmittedCompletion> {
-    const chat = validateChatRequest(body, (id) => this.catalog.get(id));
-    const validated = body as Record<string, unknown>;
-    const scope: LimitScope = { accountId: principal.accountId, modelId: chat.model.id, user: endUserOf(validated) };
-    const limits = this.policy.limitsFor(principal.accountId, chat.model);
-    const held = heldTokens(validated, chat);
+    validate: RequestValidator<V>,
+  ): Promise<Admitted<V>>;
+  async admit<V extends ValidatedRequest>(
+    principal: ApiKeyPrincipal,
+    body: unknown,
+    requestId: string,
+    reply: FastifyReply,
+    validate = admitChatRequest as unknown as RequestValidator<V>,
+  ): Promise<Admitted<V>> {
+    const validated = validate(body, (id) => this.catalog.get(id));
+    const { model, held } = validated;
+    const relayed = body as Record<string, unknown>;
+    const scope: LimitScope = { accountId: principal.accountId, modelId: model.id, user: endUserOf(relayed) };
+    const limits = this.policy.limitsFor(principal.accountId, model);
     // From here on a hang-up (or the deadline) frees the slot, the queue place and the upstream call at once.
     const lifetime = new RequestLifetime(reply.raw, this.config.relay.maxRequestMs);
     const setHeaders = (headers: Record<string, string>) => void reply.headers(headers);
-    const counted = await this.count(scope, limits, held, { principal, requestId, chat }, setHeaders).catch(
+    const counted = await this.count(scope, limits, held, { principal, requestId, model }, setHeaders).catch(
       (error: unknown) => {
         lifetime.end();
         throw error;
@@ -110,8 +164,8 @@ export class CompletionAdmission {
       });
     setHeaders(tokens.headers);
     return {
-      chat,
-      body: validated,
+      ...validated,
+      body: relayed,
       limits,
       meter,
       signal: lifetime.signal,
@@ -132,14 +186,14 @@ export class CompletionAdmission {
     scope: LimitScope,
     limits: EffectiveLimits,
     held: HeldTokens,
-    request: { principal: ApiKeyPrincipal; requestId: string; chat: ChatRequest },
+    request: { principal: ApiKeyPrincipal; requestId: string; model: CatalogModel },
     setHeaders: (headers: Record<string, string>) => void,
   ): Promise<{ tokens: TokenAdmission; meter: CompletionMeter }> {
-    const { principal, requestId, chat } = request;
+    const { principal, requestId, model } = request;
     // Usage is recorded long after admission; by then the token admission is known.
     const admitted: { tokens?: TokenAdmission } = {};
     const onRecorded = (usage: TokenUsage) => admitted.tokens?.settle(usage.promptTokens + usage.completionTokens);
-    const metered = { requestId, accountId: principal.accountId, keyId: principal.keyId, model: chat.model, held };
+    const metered = { requestId, accountId: principal.accountId, keyId: principal.keyId, model, held };
     const [requests, tokens, meter] = await inOneWrite(this.redis, () =>
       Promise.allSettled([
         this.requestLimiter.admit(scope, limits, setHeaders),

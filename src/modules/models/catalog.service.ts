@@ -5,7 +5,7 @@ import { LOGGER } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
 import { InvalidationBus, InvalidationTopic } from 'src/common/redis/invalidation-bus';
 import { ChannelEntity, ChannelType } from 'src/modules/channels/channel.entity';
-import { ModelEntity } from 'src/modules/models/model.entity';
+import { ModelEntity, ModelKind } from 'src/modules/models/model.entity';
 import { ModelsRepository } from 'src/modules/models/models.repository';
 
 export interface CatalogChannel {
@@ -29,6 +29,8 @@ export interface CatalogModel {
   outputPrice: bigint;
   maxOutputTokens: number;
   vision: boolean;
+  /** Which route serves it: chat completions or embeddings. */
+  kind: ModelKind;
   rpm: number;
   tpm: number;
   created: number;
@@ -163,6 +165,7 @@ export class CatalogService implements OnModuleInit, OnModuleDestroy {
       outputPrice: row.outputPrice,
       maxOutputTokens: row.maxOutputTokens,
       vision: row.vision,
+      kind: row.kind,
       rpm: row.rpm,
       tpm: row.tpm,
       created: Math.floor(row.createdAt.getTime() / 1000),

@@ -1,8 +1,13 @@
 import { bigintTransformer } from 'src/common/database/bigint.transformer';
 import { ModelRouteEntity } from 'src/modules/models/model-route.entity';
-import { Column, CreateDateColumn, Entity, OneToMany, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, OneToMany, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+
+/** What a model serves: chat completions, or embeddings. A request to the other route is refused. */
+export const MODEL_KINDS = ['chat', 'embedding'] as const;
+export type ModelKind = (typeof MODEL_KINDS)[number];
 
 @Entity('models')
+@Check('models_kind_check', `"kind" IN ('chat', 'embedding')`)
 export class ModelEntity {
   @PrimaryColumn({ type: 'text' })
   id: string;
@@ -20,6 +25,9 @@ export class ModelEntity {
 
   @Column({ type: 'boolean', default: false })
   vision: boolean;
+
+  @Column({ type: 'text', default: 'chat' })
+  kind: ModelKind;
 
   /** Requests per minute, per account. */
   @Column({ type: 'integer' })

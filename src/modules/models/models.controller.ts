@@ -1,8 +1,9 @@
-import { Controller, Get } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Param } from '@nestjs/common';
+import { ApiNotFoundResponse, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth } from 'src/common/decorators/auth.decorators';
-import { PublicModelListDto } from 'src/modules/models/dto/model.dto';
-import { CatalogService } from 'src/modules/models/catalog.service';
+import { ApiError, ErrorKind } from 'src/common/errors/api-error';
+import { PublicModelDto, PublicModelListDto } from 'src/modules/models/dto/model.dto';
+import { CatalogModel, CatalogService } from 'src/modules/models/catalog.service';
 
 @ApiTags('v1')
 @ApiKeyAuth()
@@ -12,11 +13,27 @@ export class ModelsController {
 
   @Get()
   listPublicModels(): PublicModelListDto {
-    return {
-      object: 'list',
-      data: this.catalog
-        .list()
-        .map((model) => ({ id: model.id, object: 'model', created: model.created, owned_by: model.ownedBy })),
-    };
+    return { object: 'list', data: this.catalog.list().map(publicModel) };
   }
+
+  /** OpenAI's `models.retrieve`: the same object as one entry of the list. */
+  @Get(':model')
+  @ApiNotFoundResponse({ description: 'No servable model with that id: code `model_not_found`' })
+  retrievePublicModel(@Param('model') modelId: string): PublicModelDto {
+    const model = this.catalog.get(modelId);
+    if (!model) {
+      // A disabled model, or one without an enabled route, is left out of the catalog: the same 404.
+      throw new ApiError(
+        ErrorKind.NotFound,
+        `The model '${modelId}' does not exist or you do not have access to it.`,
+        'model',
+        'model_not_found',
+      );
+    }
+    return publicModel(model);
+  }
+}
+
+function publicModel(model: CatalogModel): PublicModelDto {
+  return { id: model.id, object: 'model', created: model.created, owned_by: model.ownedBy };
 }

@@ -23,6 +23,7 @@ export class ModelsService {
         outputPrice: parseUsd(dto.outputPrice)!,
         maxOutputTokens: dto.maxOutputTokens,
         vision: dto.vision,
+        kind: dto.kind,
         rpm: dto.rpm,
         tpm: dto.tpm,
         enabled: dto.enabled,

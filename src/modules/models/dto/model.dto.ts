@@ -4,6 +4,7 @@ import {
   ArrayMaxSize,
   IsArray,
   IsBoolean,
+  IsIn,
   IsInt,
   IsOptional,
   IsString,
@@ -14,7 +15,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { formatUsd } from 'src/common/money/money';
-import { ModelEntity } from 'src/modules/models/model.entity';
+import { MODEL_KINDS, ModelEntity, ModelKind } from 'src/modules/models/model.entity';
 
 // Up to $1,000,000 per million tokens: far above any real price, and no overflow in cost arithmetic.
 const PRICE = /^\d{1,7}(\.\d{1,9})?$/;
@@ -51,6 +52,17 @@ export class ModelUpsertDto {
   @IsOptional()
   @IsBoolean()
   vision: boolean = false;
+
+  @ApiProperty({
+    enum: MODEL_KINDS,
+    default: 'chat',
+    description:
+      'What the model serves: `chat` answers POST /v1/chat/completions, `embedding` answers POST /v1/embeddings ' +
+      '(billed at inputPrice only). A request to the other route is a 400 naming `model`.',
+  })
+  @IsOptional()
+  @IsIn(MODEL_KINDS, { message: `kind must be one of: ${MODEL_KINDS.join(', ')}` })
+  kind: ModelKind = 'chat';
 
   @ApiProperty({ description: 'Requests per minute, per account', example: 60, minimum: 1 })
   @IsInt()
@@ -93,6 +105,9 @@ export class ModelResponseDto {
   @ApiProperty()
   vision: boolean;
 
+  @ApiProperty({ enum: MODEL_KINDS, example: 'chat' })
+  kind: ModelKind;
+
   @ApiProperty({ example: 60 })
   rpm: number;
 
@@ -118,6 +133,7 @@ export class ModelResponseDto {
       outputPrice: formatUsd(model.outputPrice),
       maxOutputTokens: model.maxOutputTokens,
       vision: model.vision,
+      kind: model.kind,
       rpm: model.rpm,
       tpm: model.tpm,
       enabled: model.enabled,

@@ -1,0 +1,131 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { FastifyReply } from 'fastify';
+import { Logger } from 'pino';
+import { ApiError } from 'src/common/errors/api-error';
+import { LOGGER } from 'src/common/logging/logger';
+import { metrics } from 'src/common/metrics/metrics';
+import { APP_CONFIG, AppConfig } from 'src/config/app-config';
+import { CompletionMeter, MeteredStatus } from 'src/modules/billing/metering.types';
+import { Admitted } from 'src/modules/chat-completions/completion-admission.service';
+import { orderRoutes } from 'src/modules/chat-completions/route-order';
+import { readJsonBounded } from 'src/modules/chat-completions/upstream/bounded-body';
+import {
+  ERROR_BODY_LIMIT_BYTES,
+  finalError,
+  ROUTE_FAILURE_STATUSES,
+  RouteFailure,
+  upstreamRefusal,
+} from 'src/modules/chat-completions/upstream/route-failure';
+import { UpstreamClient } from 'src/modules/chat-completions/upstream/upstream-client';
+import { EmbeddingAdmission } from 'src/modules/embeddings/embedding-request.validator';
+import { EmbeddingAdapter } from 'src/modules/embeddings/upstream/embedding-adapter';
+import { GeminiEmbeddingsAdapter } from 'src/modules/embeddings/upstream/gemini-embeddings.adapter';
+import { OpenAiEmbeddingsAdapter } from 'src/modules/embeddings/upstream/openai-embeddings.adapter';
+import { CatalogRoute } from 'src/modules/models/catalog.service';
+
+type EmbeddingChannelType = 'openai' | 'gemini';
+
+/**
+ * Relays an admitted embeddings request: the model's routes that can serve it are tried in the
+ * chat relay's order, and a route that fails before answering (no connection, 5xx, garbage) hands
+ * over to the next. The answer is billed through billing's meter before it is written; nothing of
+ * the inputs or the vectors is kept or logged.
+ */
+@Injectable()
+export class EmbeddingsService {
+  private readonly adapters: Record<EmbeddingChannelType, EmbeddingAdapter> = {
+    openai: new OpenAiEmbeddingsAdapter(),
+    gemini: new GeminiEmbeddingsAdapter(),
+  };
+
+  constructor(
+    private readonly upstream: UpstreamClient,
+    @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async embed(admitted: Admitted<EmbeddingAdmission>, reply: FastifyReply): Promise<MeteredStatus> {
+    const { embedding, body, meter, signal } = admitted;
+    let lastFailure: RouteFailure = { kind: 'unreachable' };
+    for (const route of orderRoutes(embedding.routes)) {
+      const adapter = this.adapterFor(route);
+      if (signal.aborted) {
+        throw signal.reason as Error;
+      }
+      const startedAt = performance.now();
+      const request = adapter.buildRequest(route, body, embedding);
+      const result = await this.upstream.post(route.channel, request.path, request.headers, request.payload, signal);
+      if (result.kind === 'unreachable') {
+        lastFailure = this.routeFailed(route, { kind: 'unreachable' }, result.detail);
+        continue;
+      }
+      metrics.upstreamLatency.observe({ channel: route.channel.id }, (performance.now() - startedAt) / 1000);
+      const { statusCode } = result;
+      if (statusCode >= 200 && statusCode < 300) {
+        const answer = await readJsonBounded(result.body, this.config.bodyLimitBytes, result.headers['content-length']);
+        if (signal.aborted) {
+          throw signal.reason as Error;
+        }
+        const relayed = await this.answer(adapter.toAnswer(answer, embedding), { route, meter, reply, startedAt });
+        if (relayed) {
+          metrics.embeddings.inc({ model: embedding.model.id, outcome: 'completed' });
+          return 'completed';
+        }
+        lastFailure = this.routeFailed(route, { kind: 'abnormal' });
+      } else if (statusCode >= 500 || ROUTE_FAILURE_STATUSES.has(statusCode)) {
+        await result.body.dump();
+        lastFailure = this.routeFailed(route, { kind: 'status', status: statusCode });
+      } else {
+        const details = adapter.errorDetails(await readJsonBounded(result.body, ERROR_BODY_LIMIT_BYTES));
+        const refusal = upstreamRefusal(route, details, statusCode);
+        if (refusal instanceof ApiError) {
+          throw refusal;
+        }
+        lastFailure = this.routeFailed(route, refusal);
+      }
+    }
+    metrics.embeddings.inc({ model: embedding.model.id, outcome: `failed_${lastFailure.kind}` });
+    throw finalError(lastFailure, embedding.model.id);
+  }
+
+  /** Records the usage, then writes the list; false when the upstream's answer was not a valid one. */
+  private async answer(
+    answer: ReturnType<EmbeddingAdapter['toAnswer']>,
+    context: { route: CatalogRoute; meter: CompletionMeter; reply: FastifyReply; startedAt: number },
+  ): Promise<boolean> {
+    if (!answer) {
+      return false;
+    }
+    const { route, meter, reply, startedAt } = context;
+    const billed = await meter.record({
+      status: 'completed',
+      channelId: route.channel.id,
+      usage: answer.usage,
+      // Embeddings generate no text: only the input is billed, the upstream's count or the estimate held.
+      deliveredTokens: () => 0,
+      upstreamLatencyMs: Math.round(performance.now() - startedAt),
+    });
+    // OpenAI's answer always carries usage; when the upstream left it out, the client sees what it was billed.
+    const usage = { prompt_tokens: billed.promptTokens, total_tokens: billed.promptTokens };
+    const list = { ...answer.list, usage: answer.usage ? answer.list.usage : usage };
+    await reply.code(200).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(list));
+    return true;
+  }
+
+  private adapterFor(route: CatalogRoute): EmbeddingAdapter {
+    const type = route.channel.type;
+    if (type === 'anthropic') {
+      // validateEmbeddingRequest leaves Anthropic routes out: reaching one is a bug, not a client error.
+      throw new Error('an Anthropic route was offered an embeddings request');
+    }
+    return this.adapters[type];
+  }
+
+  /** Logs and counts a route that could not serve; the next route is tried. */
+  private routeFailed(route: CatalogRoute, failure: RouteFailure, detail?: string): RouteFailure {
+    const status = failure.kind === 'status' ? failure.status : undefined;
+    this.logger.warn({ channel: route.channel.id, kind: failure.kind, status, detail }, 'upstream route failed');
+    metrics.upstreamFailures.inc({ channel: route.channel.id, kind: failure.kind });
+    return failure;
+  }
+}
