@@ -335,8 +335,10 @@ export async function openBillingWorld(
   inputPrice: string,
   outputPrice: string,
   model: Omit<ModelOptions, 'inputPrice' | 'outputPrice'> = {},
+  /** The API's environment over the run's (the worker keeps the run's). */
+  apiEnv: Record<string, string> = {},
 ): Promise<BillingWorld> {
-  const gateway = await TestGateway.start();
+  const gateway = await TestGateway.start(apiEnv);
   const worker = await TestWorker.start();
   const books = await Books.open(gateway);
   const world: BillingWorld = {
