@@ -1,5 +1,4 @@
 import Redis from 'ioredis';
-import { metrics } from 'src/common/metrics/metrics';
 import { formatUsd } from 'src/common/money/money';
 import { BillingQueue } from 'src/modules/billing/billing.queue';
 import { ApiProcess, exchange, killApiProcess, startApiProcess } from 'test/e2e/api-process-helpers';
@@ -10,6 +9,8 @@ import {
   eventually,
   openBillingWorld,
   requestIdOf,
+  usageRecordFailures,
+  usageRecordFailuresSince,
   userMessages,
   wireUsageOf,
 } from 'test/e2e/billing-helpers';
@@ -19,21 +20,6 @@ import { parseEventStream, TestGateway } from 'test/support/gateway';
 /** Below the recorder's reply deadline (1 s): the record is confirmed, late, without a retry. */
 const REPLY_DELAY_MS = 800;
 const REDIS_URL = process.env.REDIS_URL as string;
-
-/** gateway_usage_record_failures_total of this process (the in-process API), by outcome. */
-async function failures(): Promise<Record<string, number>> {
-  const { values } = await metrics.usageRecordFailures.get();
-  return Object.fromEntries(values.map(({ labels, value }) => [String(labels.outcome), value]));
-}
-
-async function countedSince(before: Record<string, number>): Promise<Record<string, number>> {
-  const now = await failures();
-  return Object.fromEntries(
-    Object.entries(now)
-      .map(([outcome, value]) => [outcome, value - (before[outcome] ?? 0)])
-      .filter(([, delta]) => delta !== 0),
-  );
-}
 
 /**
  * The API reaches the run's Redis through a proxy of the test's own that can hold back the reply to
@@ -71,7 +57,7 @@ describe('billing: an answer does not wait for Redis to answer its usage record'
     async (_, stream) => {
       const customer = await gateway.newCustomer({ balance: '10' });
       const before = await books.balance(customer);
-      const failuresBefore = await failures();
+      const failuresBefore = await usageRecordFailures();
       const releases = proxy.releasedAt.length;
       proxy.rule = { matches: isUsageRecord, delayRepliesMs: REPLY_DELAY_MS };
 
@@ -100,7 +86,7 @@ describe('billing: an answer does not wait for Redis to answer its usage record'
       expect(await books.waitForBills(customer, 1)).toHaveLength(1);
       expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
       // Late, but within the deadline: no retry, no fallback.
-      expect(await countedSince(failuresBefore)).toEqual({});
+      expect(await usageRecordFailuresSince(failuresBefore)).toEqual({});
     },
     20_000,
   );
@@ -108,7 +94,7 @@ describe('billing: an answer does not wait for Redis to answer its usage record'
   it('should settle in Postgres once when Redis answers the record with errors, and not again when the record appears', async () => {
     const customer = await gateway.newCustomer({ balance: '10' });
     const before = await books.balance(customer);
-    const failuresBefore = await failures();
+    const failuresBefore = await usageRecordFailures();
     const refusedBefore = proxy.refused.length;
     proxy.rule = { matches: isUsageRecord, refuse: true };
 
@@ -121,7 +107,7 @@ describe('billing: an answer does not wait for Redis to answer its usage record'
     proxy.rule = null;
     // The bounded attempts on Redis, each refused; then settlement's transaction, from the API.
     expect(proxy.refused.length - refusedBefore).toBe(3);
-    expect(await countedSince(failuresBefore)).toEqual({ fallback_settled: 1 });
+    expect(await usageRecordFailuresSince(failuresBefore)).toEqual({ fallback_settled: 1 });
     expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
     expect(await books.usageRecords([requestId])).toHaveLength(1);
     expect((await books.ledgerByReference([requestId])).map((entry) => entry.kind)).toEqual(['usage']);
