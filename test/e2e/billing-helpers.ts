@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { metrics } from 'src/common/metrics/metrics';
 import { parseUsd } from 'src/common/money/money';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { countMockPromptTokens } from 'tools/mock-upstream/mock-upstream.server';
@@ -77,6 +78,22 @@ export async function eventually<T>(
     }
     await sleep(intervalMs);
   }
+}
+
+/** gateway_usage_record_failures_total of this process (an in-process API's), by outcome. */
+export async function usageRecordFailures(): Promise<Record<string, number>> {
+  const { values } = await metrics.usageRecordFailures.get();
+  return Object.fromEntries(values.map(({ labels, value }) => [String(labels.outcome), value]));
+}
+
+/** What each outcome of gateway_usage_record_failures_total counted since `before` (outcomes that moved). */
+export async function usageRecordFailuresSince(before: Record<string, number>): Promise<Record<string, number>> {
+  const now = await usageRecordFailures();
+  return Object.fromEntries(
+    Object.entries(now)
+      .map(([outcome, value]) => [outcome, value - (before[outcome] ?? 0)])
+      .filter(([, delta]) => delta !== 0),
+  );
 }
 
 /** The response is `status` with exactly SPEC 2.4's error object. */
@@ -335,8 +352,10 @@ export async function openBillingWorld(
   inputPrice: string,
   outputPrice: string,
   model: Omit<ModelOptions, 'inputPrice' | 'outputPrice'> = {},
+  /** The API's environment over the run's (the worker keeps the run's). */
+  apiEnv: Record<string, string> = {},
 ): Promise<BillingWorld> {
-  const gateway = await TestGateway.start();
+  const gateway = await TestGateway.start(apiEnv);
   const worker = await TestWorker.start();
   const books = await Books.open(gateway);
   const world: BillingWorld = {

@@ -1,7 +1,7 @@
 import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { Socket } from 'node:net';
-import { inOneWrite } from 'src/common/redis/one-write';
+import { inOneWrite, writeOfTurn, writesNow } from 'src/common/redis/one-write';
 
 /**
  * The admission and usage-record path batches its Redis commands per event-loop turn. Against the
@@ -74,5 +74,26 @@ describe('Redis commands in one write per event-loop turn', () => {
     await expect(failing).rejects.toThrow(/not an integer/);
     await expect(fine).resolves.toBe(1);
     expect(socketWrites).toBe(1);
+  });
+
+  it("tells when the turn's write has left the process, before any reply", async () => {
+    let replied = false;
+    const reply = inOneWrite(redis, () => redis.set(key('c'), '1')).then(() => (replied = true));
+    expect(socketWrites).toBe(0);
+
+    await writeOfTurn(redis);
+
+    expect(socketWrites).toBe(1);
+    expect(replied).toBe(false);
+    await reply;
+  });
+
+  it('says whether a command issued now is written at once or would wait for a connection', async () => {
+    const client = new Redis(process.env.REDIS_URL as string, { lazyConnect: true });
+    expect(writesNow(client)).toBe(false);
+    await client.connect();
+    expect(writesNow(client)).toBe(true);
+    client.disconnect();
+    expect(writesNow(client)).toBe(false);
   });
 });

@@ -31,6 +31,12 @@ export const metrics = {
     buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [metricsRegistry],
   }),
+  usageRecordFailures: new Counter({
+    name: 'gateway_usage_record_failures_total',
+    help: 'Usage records Redis did not confirm at once, by what became of them: retried_ok (a retry reached Redis), fallback_settled (settled straight into Postgres), fallback_failed (a fallback attempt that failed and is retried), lost (given up and logged whole for an operator)',
+    labelNames: ['outcome'] as const,
+    registers: [metricsRegistry],
+  }),
   rateLimited: new Counter({
     name: 'gateway_rate_limited_total',
     help: 'Requests refused with 429, by limit',

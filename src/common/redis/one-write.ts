@@ -1,6 +1,7 @@
 import Redis from 'ioredis';
 
-const corkedThisTurn = new WeakSet<Redis>();
+/** Per client, the write that leaves at the end of this turn, while the socket is corked. */
+const writeOfThisTurn = new WeakMap<Redis, Promise<void>>();
 
 /**
  * Runs `issue`; the Redis commands it sends leave in one socket write together with every other
@@ -16,13 +17,38 @@ const corkedThisTurn = new WeakSet<Redis>();
  */
 export function inOneWrite<T>(redis: Redis, issue: () => T): T {
   const stream = redis.status === 'ready' ? redis.stream : undefined;
-  if (stream && !corkedThisTurn.has(redis)) {
-    corkedThisTurn.add(redis);
+  if (stream && !writeOfThisTurn.has(redis)) {
     stream.cork();
-    setImmediate(() => {
-      corkedThisTurn.delete(redis);
-      stream.uncork();
-    });
+    writeOfThisTurn.set(
+      redis,
+      new Promise((resolve) =>
+        setImmediate(() => {
+          writeOfThisTurn.delete(redis);
+          stream.uncork();
+          resolve();
+        }),
+      ),
+    );
   }
   return issue();
+}
+
+/**
+ * Resolves once the commands this client issued so far in this turn have been handed to the
+ * operating system: at the turn's check phase when inOneWrite holds them back, at once otherwise
+ * (ioredis wrote them as they were called). Code that must not act before a command has left the
+ * process (an answer's last bytes after its usage record) waits for this, not for Redis's reply.
+ */
+export function writeOfTurn(redis: Redis): Promise<void> {
+  return writeOfThisTurn.get(redis) ?? Promise.resolve();
+}
+
+/**
+ * Whether a command issued now is written to Redis's socket in this turn. ioredis writes a command
+ * at once only on a ready, writable connection; otherwise it waits in the offline queue for a
+ * reconnection that may never come, and the caller should take its failure path instead of waiting.
+ */
+export function writesNow(redis: Redis): boolean {
+  const stream = redis.stream as (typeof redis.stream & { writable?: boolean }) | undefined;
+  return redis.status === 'ready' && stream?.writable === true;
 }

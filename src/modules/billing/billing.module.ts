@@ -4,13 +4,26 @@ import { QueueName } from 'src/common/queue/queue.constants';
 import { AccountsModule } from 'src/modules/accounts/accounts.module';
 import { BillingQueue } from 'src/modules/billing/billing.queue';
 import { MeteringService } from 'src/modules/billing/metering.service';
+import { SettlementBatchService } from 'src/modules/billing/settlement-batch.service';
+import { SettlementRepository } from 'src/modules/billing/settlement.repository';
+import { UsageFallbackService } from 'src/modules/billing/usage-fallback.service';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
 import { LedgerModule } from 'src/modules/ledger/ledger.module';
 
-/** Billing as the API process needs it: holds and the settlement producer. The consumer is in the worker. */
+/**
+ * Billing as the API process needs it: holds, the settlement producer, and settlement's transaction
+ * for the usage Redis does not take (UsageFallbackService). The consumer is in the worker.
+ */
 @Module({
   imports: [registerQueue(QueueName.Billing), AccountsModule, LedgerModule],
-  providers: [MeteringService, BillingQueue, UsageQueueService],
+  providers: [
+    MeteringService,
+    BillingQueue,
+    UsageQueueService,
+    UsageFallbackService,
+    SettlementBatchService,
+    SettlementRepository,
+  ],
   exports: [MeteringService, BillingQueue],
 })
 export class BillingModule {}

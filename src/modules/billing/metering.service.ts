@@ -1,18 +1,24 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import { Logger } from 'pino';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { LOGGER } from 'src/common/logging/logger';
-import { inOneWrite } from 'src/common/redis/one-write';
+import { inOneWrite, writeOfTurn, writesNow } from 'src/common/redis/one-write';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { formatUsd } from 'src/common/money/money';
+import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
 import { BalanceGateService, HoldResult } from 'src/modules/ledger/balance-gate.service';
 import { BillingQueue } from 'src/modules/billing/billing.queue';
+import { UsageFallbackService } from 'src/modules/billing/usage-fallback.service';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
+import { UsageRecorder } from 'src/modules/billing/usage-recorder';
 import { usageCost } from 'src/modules/billing/pricing';
 import { CompletionMeter, MeteredRequest, MeteredResult, TokenUsage } from 'src/modules/billing/metering.types';
+
+/** On shutdown, the longest the API waits for usage not yet durable (within SHUTDOWN_GRACE_MS). */
+const SHUTDOWN_RECORDING_WAIT_MS = 10_000;
 
 interface MeterContext {
   request: MeteredRequest;
@@ -22,18 +28,42 @@ interface MeterContext {
 
 /**
  * The API side of billing: one atomic hold before relaying, the usage recorded after. No
- * database round trip here except when Redis has no balance snapshot for the account yet.
+ * database round trip here except when Redis has no balance snapshot for the account yet, or when
+ * Redis does not take a usage record and it is settled straight into Postgres instead.
  */
 @Injectable()
-export class MeteringService {
+export class MeteringService implements BeforeApplicationShutdown {
+  private readonly recorder: UsageRecorder;
+
   constructor(
     private readonly gate: BalanceGateService,
     private readonly usage: UsageQueueService,
     private readonly queue: BillingQueue,
     private readonly accounts: AccountsRepository,
+    fallback: UsageFallbackService,
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(REDIS) private readonly redis: Redis,
-  ) {}
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    this.recorder = new UsageRecorder(
+      {
+        toRedis: (payload) =>
+          writesNow(this.redis)
+            ? this.usage
+                .recordUsage(payload.accountId, payload.requestId, JSON.stringify(payload))
+                // Asked once the record is in Redis, so the job never runs before the record it is for.
+                .then(() => this.queue.requestSettlement())
+            : null,
+        toPostgres: (payload) => fallback.settle(payload),
+      },
+      logger,
+    );
+  }
+
+  /** After the HTTP drain, before Redis and Postgres close: usage not yet durable gets its chance. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.recorder.drain(Math.min(SHUTDOWN_RECORDING_WAIT_MS, this.config.shutdownGraceMs));
+  }
 
   /** Holds the request's worst-case cost; 403 insufficient_balance when the balance cannot cover it. */
   async admit(
@@ -60,13 +90,12 @@ export class MeteringService {
     const context: MeterContext = { request, hold, receivedAt: new Date() };
     let recorded = false;
     return {
-      record: async (outcome) => {
-        const usage = await this.record(context, outcome, onRecorded);
+      record: (outcome) => {
         recorded = true;
-        return usage;
+        return this.record(context, outcome, onRecorded);
       },
-      // Once usage is recorded, settlement owns the hold; releasing it early would let it be spent
-      // twice. Redis refuses too when a recording landed whose reply never came back.
+      // Once usage is recorded, settlement (or the fallback) owns the hold; releasing it early would
+      // let it be spent twice. Redis refuses too when a recording landed whose reply never came back.
       release: async () => (recorded ? false : this.release(context)),
     };
   }
@@ -123,14 +152,14 @@ export class MeteringService {
       upstreamLatencyMs: result.upstreamLatencyMs,
       createdAt: context.receivedAt.toISOString(),
     };
-    // Durable before the answer's last bytes; a worker settles it within moments. The caller's own
-    // Redis update (the token count's correction) leaves in the same write.
-    await inOneWrite(this.redis, () => {
-      const recording = this.usage.recordUsage(request.accountId, request.requestId, JSON.stringify(payload));
+    // The record leaves in this turn's write, before the answer's last bytes, which do not wait for
+    // Redis's reply: the recorder retries a failed record, then settles it straight into Postgres.
+    // The caller's own Redis update (the token count's correction) leaves in the same write.
+    inOneWrite(this.redis, () => {
+      this.recorder.record(payload);
       onRecorded(usage);
-      return recording;
     });
-    this.queue.requestSettlement();
+    await writeOfTurn(this.redis);
     return usage;
   }
 

@@ -40,7 +40,10 @@ export interface MeteredResult {
  * written, so an answer the client got in full is always billed; `release` when nothing was delivered.
  */
 export interface CompletionMeter {
-  /** Returns the usage billed: the upstream's, or the gateway's own count when the upstream gave none. */
+  /**
+   * Returns the usage billed: the upstream's, or the gateway's own count when the upstream gave none.
+   * Resolves once the record has left the process, not on Redis's reply: billing follows that up.
+   */
   record(result: MeteredResult): Promise<TokenUsage>;
   /** Gives the hold back unless usage was recorded; true when it did (nothing will be billed). */
   release(): Promise<boolean>;

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { Charge } from 'src/modules/billing/settlement-charges';
 import { UsageDailyTotal } from 'src/modules/billing/usage-daily-totals';
+import { BalanceSnapshot } from 'src/modules/ledger/balance-gate.service';
 import { DataSource, EntityManager } from 'typeorm';
 
 /**
@@ -43,6 +44,22 @@ export class SettlementRepository {
       [requestIds],
     );
     return new Set(rows.map((row) => row.request_id));
+  }
+
+  /**
+   * Of `requestIds`, those settled already, each with its account's balance now: what closing a
+   * hold whose usage was settled without Redis (the API's fallback) pushes to the snapshot.
+   */
+  async settledWithBalances(requestIds: string[]): Promise<Map<string, BalanceSnapshot>> {
+    const rows = await this.dataSource.query<{ request_id: string; balance: string; balance_version: string }[]>(
+      `SELECT u.request_id, a.balance, a.balance_version
+       FROM usage_records u JOIN accounts a ON a.id = u.account_id
+       WHERE u.request_id = ANY($1::text[])`,
+      [requestIds],
+    );
+    return new Map(
+      rows.map((row) => [row.request_id, { balance: BigInt(row.balance), version: BigInt(row.balance_version) }]),
+    );
   }
 
   async insertUsageRecords(

@@ -134,7 +134,7 @@ export class SettlementService {
 
   private async apply(payloads: SettleCompletionPayload[]): Promise<void> {
     const result = await this.batch.settle(payloads);
-    this.report(result);
+    reportSettlement(this.logger, result);
     // After the commit: a crash here leaves holds and records in Redis; once the lease lapses they
     // are claimed again, found settled, charged nothing, and released.
     await this.usage.releaseMany(
@@ -147,17 +147,18 @@ export class SettlementService {
     const referrers = [...result.snapshots].filter(([id]) => !payloads.some((payload) => payload.accountId === id));
     await Promise.all(referrers.map(([id, snapshot]) => this.gate.sync(id, snapshot)));
   }
+}
 
-  private report(result: SettlementResult): void {
-    for (const requestId of result.unknownAccounts) {
-      this.logger.error({ reqId: requestId }, 'settlement for an unknown account: nothing charged');
-    }
-    for (const shortfall of result.shortfalls) {
-      this.logger.error(
-        { reqId: shortfall.requestId, accountId: shortfall.accountId, missingNanos: shortfall.missing.toString() },
-        'balance could not cover the full charge; charged what was left',
-      );
-    }
+/** What a settlement charged less than asked, or could not charge at all: logged, with ids and amounts only. */
+export function reportSettlement(logger: Logger, result: SettlementResult): void {
+  for (const requestId of result.unknownAccounts) {
+    logger.error({ reqId: requestId }, 'settlement for an unknown account: nothing charged');
+  }
+  for (const shortfall of result.shortfalls) {
+    logger.error(
+      { reqId: shortfall.requestId, accountId: shortfall.accountId, missingNanos: shortfall.missing.toString() },
+      'balance could not cover the full charge; charged what was left',
+    );
   }
 }
 
