@@ -11,5 +11,7 @@ import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
   imports: [ModelsModule, BillingModule, RateLimitsModule],
   controllers: [ChatCompletionsController],
   providers: [CompletionAdmission, ChatCompletionsService, UpstreamClient],
+  // Other wire formats (the Responses API) admit and relay through the same two.
+  exports: [CompletionAdmission, ChatCompletionsService],
 })
 export class ChatCompletionsModule {}
