@@ -196,7 +196,7 @@ describe('the Responses API through the official openai client', () => {
     });
 
     expect(JSON.parse(response.output_text)).toEqual({ answer: 'mock', confidence: 1 });
-    expect(response.text.format).toMatchObject({ type: 'json_schema', name: 'answer' });
+    expect(response.text?.format).toMatchObject({ type: 'json_schema', name: 'answer' });
     expect(gateway.mock.requests.at(-1)!.body).toMatchObject({
       response_format: { type: 'json_schema', json_schema: { name: 'answer', schema, strict: true } },
     });
