@@ -45,7 +45,8 @@ export function inputToMessages(input: unknown): Json[] {
         return;
       case 'item_reference':
         throw ApiError.invalid(
-          `${at} refers to a stored item, but this gateway stores nothing: send the item itself.`,
+          `${at} refers to a stored item, but this gateway stores nothing: send the item itself ` +
+            '(clients that reuse earlier answers do so when their requests say store: false).',
           `${at}.type`,
         );
       default:
