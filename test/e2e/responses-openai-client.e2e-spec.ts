@@ -10,6 +10,7 @@ import {
   mockPieces,
   mockUsage,
   openBillingWorld,
+  streamUntil,
   Usage,
 } from 'test/e2e/billing-helpers';
 import { Customer, TestGateway } from 'test/support/gateway';
@@ -290,6 +291,34 @@ describe('the Responses API through the official openai client', () => {
     });
     const chatBill = await chatBillOf({ model, messages, stream: true, mock: { break_after: 2 } });
     expect(chatBill.cost).toBe(bill.cost);
+  });
+
+  it('should bill a stream the client hangs up on like a chat stream: the prompt and what was delivered', async () => {
+    const customer = await gateway.newCustomer({ balance: '10' });
+    const input = 'Tell me a long story';
+    const reply = Array.from({ length: 40 }, (_, index) => `word${index}`).join(' ');
+    const pieces = mockPieces(reply);
+
+    const result = await streamUntil(
+      gateway,
+      customer.key,
+      { model, input, stream: true, mock: { chunk_delay_ms: 200, reply } },
+      (text) => text.includes('event: response.output_text.delta'),
+      '/v1/responses',
+    );
+
+    expect(result).toMatchObject({ status: 200, aborted: true });
+    const bill = await onlyBill(customer);
+    expect(bill.requestId).toBe(result.requestId);
+    // The gateway may have written a piece or two more before it saw the hang-up: never fewer than seen.
+    const possible = [1, 2, 3].map((count) => countCompletionTokens(pieces.slice(0, count).join('')));
+    expect(possible).toContain(bill.completionTokens);
+    expectBilled(bill, {
+      promptTokens: estimatePromptTokens([{ role: 'user', content: input }]),
+      completionTokens: bill.completionTokens,
+    });
+    const [record] = await books.usageRecords([result.requestId]);
+    expect(record.status).toBe('client_aborted');
   });
 
   it.each([
