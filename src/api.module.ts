@@ -19,6 +19,7 @@ import { ModelsModule } from 'src/modules/models/models.module';
 import { PaymentsModule } from 'src/modules/payments/payments.module';
 import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
 import { ReferralsModule } from 'src/modules/referrals/referrals.module';
+import { ResponsesModule } from 'src/modules/responses/responses.module';
 import { UsageModule } from 'src/modules/usage/usage.module';
 
 /** The HTTP API process: controllers, the global guard, pipe and filter. It produces jobs but never consumes them. */
@@ -39,6 +40,7 @@ export class ApiModule implements OnApplicationShutdown {
         ModelsModule,
         ChatCompletionsModule,
         EmbeddingsModule,
+        ResponsesModule,
         RateLimitsModule,
         UsageModule,
         ReferralsModule,

@@ -281,11 +281,12 @@ export function streamUntil(
   key: string,
   body: Record<string, unknown>,
   stopWhen: (textSoFar: string) => boolean,
+  path = '/v1/chat/completions',
 ): Promise<{ status: number; requestId: string; text: string; aborted: boolean }> {
   return new Promise((resolve, reject) => {
     let settled = false;
     const request = httpRequest(
-      `${gateway.url}/v1/chat/completions`,
+      `${gateway.url}${path}`,
       { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } },
       (response) => {
         let text = '';

@@ -1,5 +1,11 @@
 import { float32Base64, MOCK_EMBEDDING_DIMENSIONS, mockEmbedding } from 'tools/mock-upstream/mock-embeddings';
-import { countMockPromptTokens, MockUpstream, startMockUpstream } from 'tools/mock-upstream/mock-upstream.server';
+import {
+  countMockPromptTokens,
+  mockArgumentPieces,
+  mockValueFor,
+  MockUpstream,
+  startMockUpstream,
+} from 'tools/mock-upstream/mock-upstream.server';
 
 const HEADERS = { authorization: 'Bearer sk-test', 'content-type': 'application/json' };
 const MESSAGES = [{ role: 'user', content: 'Say hello' }];
@@ -491,6 +497,70 @@ describe('startMockUpstream', () => {
       expect(await response.json()).toEqual({
         embeddings: [{ values: mockEmbedding('a b', 3) }, { values: mockEmbedding('c', 3) }],
       });
+    });
+  });
+
+  describe('tool calls and JSON output', () => {
+    const tools = [
+      {
+        type: 'function',
+        function: {
+          name: 'weather',
+          parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } } },
+        },
+      },
+    ];
+    const ARGUMENTS = '{"city":"mock","days":1}';
+
+    it('should call the forced tool with arguments fitting its schema, one token per 8-character piece', async () => {
+      const body = (await (await chat({ tools, tool_choice: 'required' })).json()) as any;
+
+      expect(body.choices[0]).toMatchObject({
+        finish_reason: 'tool_calls',
+        message: {
+          content: null,
+          tool_calls: [{ type: 'function', function: { name: 'weather', arguments: ARGUMENTS } }],
+        },
+      });
+      expect(body.usage.completion_tokens).toBe(Math.ceil(ARGUMENTS.length / 8));
+    });
+
+    it('should stream the tool call: its id and name first, then the argument pieces', async () => {
+      const response = await chat({
+        tools,
+        tool_choice: { type: 'function', function: { name: 'weather' } },
+        stream: true,
+      });
+      const { chunks, done } = parseEvents(await response.text());
+
+      const calls = chunks.map((chunk) => (chunk.choices[0]?.delta as any)?.tool_calls?.[0]);
+      expect(calls[0]).toMatchObject({
+        index: 0,
+        id: expect.any(String),
+        function: { name: 'weather', arguments: '' },
+      });
+      expect(calls.slice(1, -1).map((call) => call.function.arguments)).toEqual(mockArgumentPieces(ARGUMENTS));
+      expect(chunks.at(-1)!.choices[0].finish_reason).toBe('tool_calls');
+      expect(done).toBe(true);
+    });
+
+    it('should reply with text when the tool is not forced', async () => {
+      const body = await json(await chat({ tools, tool_choice: 'auto' }));
+
+      expect(body.choices[0].message?.content).toBe(PIECES.join(''));
+    });
+
+    it('should answer response_format json_schema with a value fitting the schema', async () => {
+      const schema = {
+        type: 'object',
+        properties: { mood: { type: 'string', enum: ['happy', 'sad'] }, ok: { type: 'boolean' } },
+      };
+      const body = await json(
+        await chat({ response_format: { type: 'json_schema', json_schema: { name: 'm', schema } } }),
+      );
+
+      expect(JSON.parse(body.choices[0].message!.content)).toEqual({ mood: 'happy', ok: true });
+      expect(mockValueFor(schema)).toEqual({ mood: 'happy', ok: true });
     });
   });
 });

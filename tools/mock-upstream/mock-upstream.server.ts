@@ -62,8 +62,11 @@ interface Completion {
   id: string;
   created: number;
   model: string;
+  /** The reply's pieces, or the tool call's argument pieces: one completion token each. */
   pieces: string[];
-  finishReason: 'stop' | 'length';
+  /** Set when the request made a tool call mandatory: the answer calls it instead of replying. */
+  toolCall: { id: string; name: string } | null;
+  finishReason: 'stop' | 'length' | 'tool_calls';
   n: number;
   promptTokens: number;
   rejectedPredictionTokens: number;
@@ -180,17 +183,84 @@ function readControl(body: unknown, state: ServerState): MockControl {
   };
 }
 
+/**
+ * A value that fits a JSON schema, always the same: strings are 'mock' (or the first enum value), numbers
+ * 1, booleans true, arrays empty, objects every listed property. What the mock answers as a tool call's
+ * arguments and as JSON output, so clients that check answers against the schema accept them.
+ */
+export function mockValueFor(schema: unknown): unknown {
+  if (!isRecord(schema)) {
+    return null;
+  }
+  const enumValues: unknown[] = Array.isArray(schema.enum) ? schema.enum : [];
+  if (enumValues.length > 0) {
+    return enumValues[0];
+  }
+  const types: unknown[] = Array.isArray(schema.type) ? schema.type : [schema.type];
+  const type = types[0];
+  switch (type) {
+    case 'object': {
+      const properties = isRecord(schema.properties) ? schema.properties : {};
+      return Object.fromEntries(Object.entries(properties).map(([name, value]) => [name, mockValueFor(value)]));
+    }
+    case 'string':
+      return 'mock';
+    case 'number':
+    case 'integer':
+      return 1;
+    case 'boolean':
+      return true;
+    case 'array':
+      return [];
+    default:
+      return null;
+  }
+}
+
+/** Tool-call arguments are streamed in pieces of this many characters, one completion token each. */
+export const MOCK_ARGUMENT_PIECE_CHARS = 8;
+
+/** The pieces of a JSON text as the mock streams tool-call arguments. */
+export function mockArgumentPieces(json: string): string[] {
+  return json.match(new RegExp(`[\\s\\S]{1,${MOCK_ARGUMENT_PIECE_CHARS}}`, 'g')) ?? [];
+}
+
+/** The function the request forces (`tool_choice` 'required' or a named function), with its parameters. */
+function forcedTool(body: Json): { name: string; parameters: unknown } | null {
+  const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : [];
+  const functions = tools.flatMap((tool) => (isRecord(tool) && isRecord(tool.function) ? [tool.function] : []));
+  const choice = body.tool_choice;
+  const named = isRecord(choice) && isRecord(choice.function) ? choice.function.name : undefined;
+  const chosen =
+    named !== undefined ? functions.find((fn) => fn.name === named) : choice === 'required' ? functions[0] : undefined;
+  return chosen && typeof chosen.name === 'string' ? { name: chosen.name, parameters: chosen.parameters } : null;
+}
+
+/** The reply text: JSON fitting the requested schema (or a JSON object) when response_format asks for it. */
+function replyText(body: Json, control: MockControl): string {
+  const format = isRecord(body.response_format) ? body.response_format : {};
+  if (format.type === 'json_schema' && isRecord(format.json_schema)) {
+    return JSON.stringify(mockValueFor(format.json_schema.schema));
+  }
+  return format.type === 'json_object' ? JSON.stringify({ reply: control.reply }) : control.reply;
+}
+
 function buildCompletion(state: ServerState, body: Json, control: MockControl): Completion {
-  const once = control.reply.match(/\s*\S+\s*/g) ?? [];
+  const tool = forcedTool(body);
+  const once = tool
+    ? mockArgumentPieces(JSON.stringify(mockValueFor(tool.parameters)))
+    : (replyText(body, control).match(/\s*\S+\s*/g) ?? []);
   const pieces = control.repeat === 1 ? once : Array.from({ length: control.repeat }, () => once).flat();
   const limit = nonNegativeInt(body.max_completion_tokens) ?? nonNegativeInt(body.max_tokens);
   const truncated = limit !== undefined && pieces.length > limit;
+  const sequence = ++state.sequence;
   return {
-    id: `chatcmpl-mock-${++state.sequence}`,
+    id: `chatcmpl-mock-${sequence}`,
     created: Math.floor(Date.now() / 1000),
     model: typeof body.model === 'string' ? body.model : 'mock-gpt',
     pieces: truncated ? pieces.slice(0, limit) : pieces,
-    finishReason: truncated ? 'length' : 'stop',
+    toolCall: tool ? { id: `call_mock_${sequence}`, name: tool.name } : null,
+    finishReason: truncated ? 'length' : tool ? 'tool_calls' : 'stop',
     n: Math.max(1, nonNegativeInt(body.n) ?? 1),
     promptTokens: countMockPromptTokens(body.messages),
     rejectedPredictionTokens: control.rejectedPredictionTokens,
@@ -239,7 +309,13 @@ function sendCompletion(res: ServerResponse, c: Completion, control: MockControl
     return;
   }
   const content = control.oversizeBytes === undefined ? c.pieces.join('') : 'x'.repeat(control.oversizeBytes);
-  const message = { role: 'assistant', content };
+  const message = c.toolCall
+    ? {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: c.toolCall.id, type: 'function', function: { name: c.toolCall.name, arguments: content } }],
+      }
+    : { role: 'assistant', content };
   const choices = Array.from({ length: c.n }, (_, index) => ({
     index,
     message,
@@ -260,13 +336,23 @@ function buildStreamEvents(c: Completion, breakAfter: number | undefined, withUs
   const events: string[] = [];
   let delivered = 0;
   const breakNow = () => breakAfter !== undefined && delivered >= breakAfter;
+  const call = c.toolCall;
+  const first = call
+    ? {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }],
+      }
+    : { role: 'assistant', content: '' };
+  const deltaOf = (piece: string) =>
+    call ? { tool_calls: [{ index: 0, function: { arguments: piece } }] } : { content: piece };
   for (let index = 0; index < c.n; index++) {
-    events.push(choiceEvent(index, { role: 'assistant', content: '' }, null));
+    events.push(choiceEvent(index, first, null));
     if (breakNow()) {
       return { events, broken: true };
     }
     for (const piece of c.pieces) {
-      events.push(choiceEvent(index, { content: piece }, null));
+      events.push(choiceEvent(index, deltaOf(piece), null));
       delivered++;
       if (breakNow()) {
         return { events, broken: true };

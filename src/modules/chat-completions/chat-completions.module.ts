@@ -11,7 +11,8 @@ import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
   imports: [ModelsModule, BillingModule, RateLimitsModule],
   controllers: [ChatCompletionsController],
   providers: [CompletionAdmission, ChatCompletionsService, UpstreamClient],
-  // Other /v1 routes (embeddings) share the admission and the upstream pools.
-  exports: [CompletionAdmission, UpstreamClient],
+  // Other /v1 routes share the admission and the upstream pools (embeddings), or the whole relay in
+  // another wire format (the Responses API).
+  exports: [CompletionAdmission, ChatCompletionsService, UpstreamClient],
 })
 export class ChatCompletionsModule {}

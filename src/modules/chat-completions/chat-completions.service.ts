@@ -9,6 +9,7 @@ import { CompletionMeter, MeteredResult, MeteredStatus } from 'src/modules/billi
 import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
 import { AdmittedCompletion } from 'src/modules/chat-completions/completion-admission.service';
 import { orderRoutes } from 'src/modules/chat-completions/route-order';
+import { CHAT_REPLY_FORMAT, ReplyFormat } from 'src/modules/chat-completions/reply-format';
 import { relayStream } from 'src/modules/chat-completions/stream-relay';
 import { AnthropicAdapter } from 'src/modules/chat-completions/upstream/anthropic.adapter';
 import { GeminiAdapter } from 'src/modules/chat-completions/upstream/gemini.adapter';
@@ -38,6 +39,7 @@ interface Attempt {
   route: CatalogRoute;
   adapter: ProviderAdapter;
   reply: FastifyReply;
+  format: ReplyFormat;
   meter: CompletionMeter;
   signal: AbortSignal;
   startedAt: number;
@@ -59,7 +61,11 @@ export class ChatCompletionsService {
    * Tries the model's routes in order until one answers, and writes its answer to `reply`. A route
    * that fails before the client got a byte (no connection, 5xx, garbage) hands over to the next.
    */
-  async complete(admitted: AdmittedCompletion, reply: FastifyReply): Promise<MeteredStatus> {
+  async complete(
+    admitted: AdmittedCompletion,
+    reply: FastifyReply,
+    format: ReplyFormat = CHAT_REPLY_FORMAT,
+  ): Promise<MeteredStatus> {
     const { chat, body, meter, signal } = admitted;
     let lastFailure: RouteFailure = { kind: 'unreachable' };
     for (const route of orderRoutes(chat.model.routes)) {
@@ -77,7 +83,7 @@ export class ChatCompletionsService {
       metrics.upstreamLatency.observe({ channel: route.channel.id }, (performance.now() - startedAt) / 1000);
       const { statusCode } = result;
       if (statusCode >= 200 && statusCode < 300) {
-        const attempt: Attempt = { chat, body, route, adapter, reply, meter, signal, startedAt };
+        const attempt: Attempt = { chat, body, route, adapter, reply, format, meter, signal, startedAt };
         const status = await this.relay(attempt, result.body, result.headers['content-length']);
         if (status) {
           metrics.completions.inc({ model: chat.model.id, outcome: status });
@@ -114,7 +120,7 @@ export class ChatCompletionsService {
     body: UpstreamBody,
     declaredLength: string | string[] | undefined,
   ): Promise<MeteredStatus | null> {
-    const { chat, route, adapter, reply, meter } = attempt;
+    const { chat, route, adapter, reply, format, meter } = attempt;
     const result = (
       status: MeteredStatus,
       partial: Pick<MeteredResult, 'usage' | 'deliveredTokens'>,
@@ -128,10 +134,11 @@ export class ChatCompletionsService {
       const translator = adapter.streamTranslator(route, chat);
       const measured = () => ({ usage: translator.usage(), deliveredTokens: () => translator.deliveredTokens() });
       const limits = { signal: attempt.signal, drainTimeoutMs: this.config.relay.drainTimeoutMs };
-      const outcome = await relayStream(body, reply, translator, limits, async () => {
+      const output = { translator, writer: format.streamWriter() };
+      const outcome = await relayStream(body, reply, output, limits, async () => {
         const billed = await meter.record(result('completed', measured()));
         const synthesize = chat.includeUsage && !translator.usage();
-        return synthesize ? `${translator.usageEvent(billed)}\n\n` : '';
+        return synthesize ? [translator.usageEvent(billed)] : [];
       });
       if (outcome === 'abnormal') {
         return null;
@@ -155,7 +162,8 @@ export class ChatCompletionsService {
     const billed = await meter.record(result('completed', { usage: reported, deliveredTokens }));
     // SPEC 2.1 promises usage; when the upstream left it out, the client sees what it was billed.
     completion.usage ??= wireUsage(billed);
-    await reply.code(200).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(completion));
+    const answered = format.answer(completion);
+    await reply.code(200).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(answered));
     return 'completed';
   }
 }

@@ -2,6 +2,7 @@ import { FastifyReply } from 'fastify';
 import { once } from 'node:events';
 import { ServerResponse } from 'node:http';
 import { ErrorBody } from 'src/common/errors/api-error';
+import { StreamWriter } from 'src/modules/chat-completions/reply-format';
 import { DeadlineExceeded } from 'src/modules/chat-completions/request-lifetime';
 import { StreamTranslator } from 'src/modules/chat-completions/upstream/provider-adapter';
 import { eventData, SseEventSplitter } from 'src/modules/chat-completions/upstream/sse-event-splitter';
@@ -30,6 +31,12 @@ export interface RelayLimits {
   drainTimeoutMs: number;
 }
 
+/** Where the translated chat events go: the client's wire format (chat chunks, or reshaped). */
+export interface RelayOutput {
+  translator: StreamTranslator;
+  writer: StreamWriter;
+}
+
 /**
  * Pipes an upstream event stream to the client event by event: each event is written the moment
  * its last byte arrives, never buffered whole. The 200 is only committed once the first event
@@ -38,10 +45,10 @@ export interface RelayLimits {
 export async function relayStream(
   body: UpstreamBody,
   reply: FastifyReply,
-  translator: StreamTranslator,
+  { translator, writer }: RelayOutput,
   { signal, drainTimeoutMs }: RelayLimits,
-  /** Runs after the last chunk and before `data: [DONE]` (billing records a complete answer here); may add events. */
-  beforeDone: () => Promise<string>,
+  /** Runs after the last chunk and before the stream's end (billing records a complete answer here); may add chat events. */
+  beforeDone: () => Promise<string[]>,
 ): Promise<StreamOutcome> {
   const splitter = new SseEventSplitter();
   const raw = reply.raw;
@@ -66,12 +73,11 @@ export async function relayStream(
         });
         started = true;
       }
-      let out = '';
+      const translated: string[] = [];
       for (const event of events) {
-        for (const translated of translator.translate(event)) {
-          out += `${translated}\n\n`;
-        }
+        translated.push(...translator.translate(event));
       }
+      const out = translated.length === 0 ? '' : writer.write(translated);
       if (out !== '' && !raw.write(out)) {
         await drained(raw, signal, drainTimeoutMs);
       }
@@ -86,7 +92,7 @@ export async function relayStream(
       if (!(signal.reason instanceof DeadlineExceeded)) {
         return 'client_aborted';
       }
-      raw.end(`data: ${JSON.stringify(DEADLINE_EVENT)}\n\n`);
+      raw.end(writer.fail(DEADLINE_EVENT));
       return 'upstream_broken';
     }
     if (error instanceof DrainTimeout) {
@@ -99,10 +105,10 @@ export async function relayStream(
   }
   if (translator.finished() && splitter.rest() === '') {
     const extra = await beforeDone();
-    raw.end(`${extra}data: [DONE]\n\n`);
+    raw.end((extra.length === 0 ? '' : writer.write(extra)) + writer.end());
     return 'completed';
   }
-  raw.end(`data: ${JSON.stringify(BROKEN_EVENT)}\n\n`);
+  raw.end(writer.fail(BROKEN_EVENT));
   return 'upstream_broken';
 }
 
