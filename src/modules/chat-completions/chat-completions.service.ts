@@ -27,12 +27,43 @@ import {
 } from 'src/modules/chat-completions/upstream/upstream-error-text';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { ChannelType } from 'src/modules/channels/channel.entity';
+import {
+  kindOfStatus,
+  retryAfterMs,
+  retryAfterSeconds,
+  sharedKind,
+} from 'src/modules/channels/health/breaker-policy';
+import { ChannelBreaker, ProbeLease } from 'src/modules/channels/health/channel-breaker.service';
+import { IncomingHttpHeaders } from 'node:http';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 
-type RouteFailure = { kind: 'unreachable' } | { kind: 'status'; status: number } | { kind: 'abnormal' };
+/** Why a route could not serve: `breaker` says whether it counts against the channel's breaker. */
+type RouteFailure = ({ kind: 'unreachable' } | { kind: 'status'; status: number } | { kind: 'abnormal' }) & {
+  breaker: boolean;
+};
+
+/** What became of one upstream request, for upstream_requests_total. */
+type UpstreamOutcome =
+  | 'ok'
+  | 'client_error'
+  | 'unreachable'
+  | 'timeout'
+  | 'capacity'
+  | 'auth'
+  | 'server_error'
+  | 'account'
+  | 'abnormal'
+  | 'broken'
+  | 'client_aborted';
 
 // Statuses that say "this route cannot serve now", not "the request is wrong": try the next route.
 const ROUTE_FAILURE_STATUSES = new Set([401, 402, 403, 404, 408, 409, 429]);
+// Of those and the 5xx, the ones that say the channel itself is failing, for its breaker: 404 and 409
+// are about this model or this request at the channel, not the channel.
+const BREAKER_STATUSES = new Set([401, 402, 403, 408, 429]);
+const SKIP = Symbol('skip');
+// The probe's lease outlives its first-byte timeout by this much; past it another process may probe.
+const PROBE_LEASE_MARGIN_MS = 5_000;
 
 interface Attempt {
   chat: ChatRequest;
@@ -43,6 +74,7 @@ interface Attempt {
   meter: CompletionMeter;
   signal: AbortSignal;
   startedAt: number;
+  lease: ProbeLease | null;
 }
 
 @Injectable()
@@ -51,6 +83,7 @@ export class ChatCompletionsService {
 
   constructor(
     private readonly upstream: UpstreamClient,
+    private readonly breaker: ChannelBreaker,
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
@@ -60,53 +93,156 @@ export class ChatCompletionsService {
   /**
    * Tries the model's routes in order until one answers, and writes its answer to `reply`. A route
    * that fails before the client got a byte (no connection, 5xx, garbage) hands over to the next.
+   * Routes whose breaker is open are skipped without a request; when all are, the answer is at once.
    */
   async complete(admitted: AdmittedCompletion, reply: FastifyReply): Promise<MeteredStatus> {
     const { chat, body, meter, signal } = admitted;
-    let lastFailure: RouteFailure = { kind: 'unreachable' };
-    for (const route of orderRoutes(chat.model.routes)) {
+    let lastFailure: RouteFailure | null = null;
+    const routes = orderRoutes(chat.model.routes);
+    for (const route of routes) {
       const adapter = this.adapters[route.channel.type];
       if (signal.aborted) {
         throw signal.reason as Error;
       }
-      const startedAt = performance.now();
-      const request = adapter.buildRequest(route, body, chat);
-      const result = await this.upstream.post(route.channel, request.path, request.headers, request.payload, signal);
-      if (result.kind === 'unreachable') {
-        lastFailure = this.routeFailed(route, { kind: 'unreachable' }, result.detail);
+      const lease = await this.admitRoute(route, chat.stream);
+      if (lease === SKIP) {
         continue;
       }
-      metrics.upstreamLatency.observe({ channel: route.channel.id }, (performance.now() - startedAt) / 1000);
-      const { statusCode } = result;
-      if (statusCode >= 200 && statusCode < 300) {
-        const attempt: Attempt = { chat, body, route, adapter, reply, meter, signal, startedAt };
-        const status = await this.relay(attempt, result.body, result.headers['content-length']);
-        if (status) {
-          metrics.completions.inc({ model: chat.model.id, outcome: status });
-          return status;
+      const startedAt = performance.now();
+      const attempt: Attempt = { chat, body, route, adapter, reply, meter, signal, startedAt, lease };
+      try {
+        const outcome = await this.attempt(attempt);
+        if (typeof outcome === 'string') {
+          metrics.completions.inc({ model: chat.model.id, outcome });
+          return outcome;
         }
-        lastFailure = this.routeFailed(route, { kind: 'abnormal' });
-      } else if (statusCode >= 500 || ROUTE_FAILURE_STATUSES.has(statusCode)) {
-        await result.body.dump();
-        lastFailure = this.routeFailed(route, { kind: 'status', status: statusCode });
-      } else {
-        const refusal = await this.clientError(route, adapter, result.body, statusCode);
-        if (refusal instanceof ApiError) {
-          throw refusal;
-        }
-        lastFailure = this.routeFailed(route, refusal);
+        lastFailure = outcome;
+      } finally {
+        // A probe that reached no verdict (the client left, or the request was the client's fault) lets another probe.
+        await this.breaker.release(lease).catch(() => undefined);
       }
     }
-    metrics.completions.inc({ model: chat.model.id, outcome: `failed_${lastFailure.kind}` });
-    throw finalError(lastFailure, chat.model.id);
+    const failure = lastFailure ?? { kind: 'open' as const };
+    metrics.completions.inc({ model: chat.model.id, outcome: `failed_${failure.kind}` });
+    throw this.finalError(lastFailure, routes, chat.model.id);
   }
 
-  /** Logs and counts a route that could not serve; the next route is tried. */
-  private routeFailed(route: CatalogRoute, failure: RouteFailure, detail?: string): RouteFailure {
+  /** Whether to send to this route: yes (null), as the half-open breaker's one probe (a lease), or not at all. */
+  private async admitRoute(route: CatalogRoute, stream: boolean): Promise<ProbeLease | null | typeof SKIP> {
+    const gate = this.breaker.gate(route.channel.id);
+    if (gate === 'pass') {
+      return null;
+    }
+    if (gate === 'skip') {
+      return SKIP;
+    }
+    const { connectMs, firstByteMs, streamFirstByteMs } = route.channel.timeouts;
+    const leaseMs = connectMs + (stream ? streamFirstByteMs : firstByteMs) + PROBE_LEASE_MARGIN_MS;
+    const lease = await this.breaker.takeProbe(route.channel.id, leaseMs);
+    return lease === 'closed' ? null : (lease ?? SKIP);
+  }
+
+  /** One upstream request: the answer's status once it reached the client, or why this route failed. */
+  private async attempt(attempt: Attempt): Promise<MeteredStatus | RouteFailure> {
+    const { chat, body, route, adapter, signal, lease } = attempt;
+    const request = adapter.buildRequest(route, body, chat);
+    const result = await this.upstream.post(
+      route.channel,
+      request.path,
+      request.headers,
+      request.payload,
+      signal,
+      chat.stream,
+    );
+    if (result.kind === 'unreachable') {
+      const outcome = result.timedOut ? 'timeout' : 'unreachable';
+      return this.routeFailed(route, lease, { kind: 'unreachable', breaker: true }, outcome, {}, result.detail);
+    }
+    metrics.upstreamLatency.observe({ channel: route.channel.id }, (performance.now() - attempt.startedAt) / 1000);
+    const { statusCode, headers } = result;
+    if (statusCode >= 200 && statusCode < 300) {
+      const status = await this.relay(attempt, result.body, headers['content-length']);
+      if (status) {
+        return status;
+      }
+      return this.routeFailed(route, lease, { kind: 'abnormal', breaker: true }, 'abnormal', headers);
+    }
+    if (statusCode >= 500 || ROUTE_FAILURE_STATUSES.has(statusCode)) {
+      await result.body.dump();
+      const breaker = statusCode >= 500 || BREAKER_STATUSES.has(statusCode);
+      const outcome = !breaker
+        ? 'client_error'
+        : statusCode === 429 || statusCode === 529
+          ? 'capacity'
+          : statusCode >= 500
+            ? 'server_error'
+            : 'auth';
+      return this.routeFailed(route, lease, { kind: 'status', status: statusCode, breaker }, outcome, headers);
+    }
+    const refusal = await this.clientError(route, adapter, result.body, statusCode);
+    if (refusal instanceof ApiError) {
+      metrics.upstreamRequests.inc({ channel: route.channel.id, outcome: 'client_error' });
+      throw refusal;
+    }
+    return this.routeFailed(route, lease, refusal, 'account', headers);
+  }
+
+  /** Logs and counts a route that could not serve, and tells its breaker; the next route is tried. */
+  private async routeFailed(
+    route: CatalogRoute,
+    lease: ProbeLease | null,
+    failure: RouteFailure,
+    outcome: UpstreamOutcome,
+    headers: IncomingHttpHeaders,
+    detail?: string,
+  ): Promise<RouteFailure> {
     const status = failure.kind === 'status' ? failure.status : undefined;
     this.logger.warn({ channel: route.channel.id, kind: failure.kind, status, detail }, 'upstream route failed');
     metrics.upstreamFailures.inc({ channel: route.channel.id, kind: failure.kind });
+    metrics.upstreamRequests.inc({ channel: route.channel.id, outcome });
+    if (failure.breaker) {
+      await this.breaker.failed(
+        route.channel,
+        {
+          kind: failure.kind === 'unreachable' ? 'unreachable' : kindOfStatus(status ?? 500),
+          error: describeFailure(failure, outcome, detail),
+          retryAfterMs: retryAfterMs(headers),
+        },
+        lease,
+      );
+    }
     return failure;
+  }
+
+  /** The channel answered properly (a valid answer, or a stream's first event). */
+  private succeeded(attempt: Attempt): void {
+    metrics.upstreamRequests.inc({ channel: attempt.route.channel.id, outcome: 'ok' });
+    void this.breaker.succeeded(attempt.route.channel.id, attempt.lease);
+  }
+
+  /**
+   * The answer when no route served: the last tried route's failure (SPEC 7), or, when every route was
+   * skipped as open, the failure their breakers recorded. While every route is open, `retry-after`
+   * says when the first of them may be tried again.
+   */
+  private finalError(lastFailure: RouteFailure | null, routes: CatalogRoute[], modelId: string): ApiError {
+    const now = Date.now();
+    const views = routes.map((route) => this.breaker.view(route.channel.id));
+    const allOpen = views.every((view) => view.state !== 'closed');
+    const headers: Record<string, string> = allOpen ? { 'retry-after': String(retryAfterSeconds(views, now)) } : {};
+    if (lastFailure) {
+      const error = finalError(lastFailure, modelId);
+      return new ApiError(error.kind, error.message, null, undefined, headers);
+    }
+    const message = `Every upstream provider for '${modelId}' is failing at the moment. Retry after ${headers['retry-after']} s.`;
+    switch (sharedKind(views)) {
+      case 'unreachable':
+        return new ApiError(ErrorKind.UpstreamUnreachable, message, null, undefined, headers);
+      case 'capacity':
+        return new ApiError(ErrorKind.Overloaded, message, null, undefined, headers);
+      case 'error':
+        return new ApiError(ErrorKind.UpstreamError, message, null, undefined, headers);
+    }
   }
 
   /** Relays a 2xx answer; null when it turned out abnormal before anything reached the client. */
@@ -128,7 +264,11 @@ export class ChatCompletionsService {
     if (chat.stream) {
       const translator = adapter.streamTranslator(route, chat);
       const measured = () => ({ usage: translator.usage(), deliveredTokens: () => translator.deliveredTokens() });
-      const limits = { signal: attempt.signal, drainTimeoutMs: this.config.relay.drainTimeoutMs };
+      const limits = {
+        signal: attempt.signal,
+        drainTimeoutMs: this.config.relay.drainTimeoutMs,
+        onStart: () => this.succeeded(attempt),
+      };
       const outcome = await relayStream(body, reply, translator, limits, async () => {
         const billed = await meter.record(result('completed', measured()));
         const synthesize = chat.includeUsage && !translator.usage();
@@ -139,6 +279,12 @@ export class ChatCompletionsService {
       }
       if (outcome !== 'completed') {
         await meter.record(result(outcome, measured()));
+      }
+      if (outcome === 'upstream_broken' && !attempt.signal.aborted) {
+        // After the client's first byte: the client got an error event and is billed for what it got.
+        await this.routeFailed(route, null, { kind: 'abnormal', breaker: true }, 'broken', {});
+      } else if (outcome === 'client_aborted') {
+        metrics.upstreamRequests.inc({ channel: route.channel.id, outcome: 'client_aborted' });
       }
       return outcome;
     }
@@ -151,6 +297,7 @@ export class ChatCompletionsService {
     if (!completion) {
       return null;
     }
+    this.succeeded(attempt);
     const deliveredTokens = () => countCompletionTokens(generatedText(completion.choices, 'message'));
     const reported = usageFrom(completion.usage);
     const billed = await meter.record(result('completed', { usage: reported, deliveredTokens }));
@@ -172,7 +319,7 @@ export class ChatCompletionsService {
   ): Promise<ApiError | RouteFailure> {
     const details = adapter.errorDetails(await readJsonBounded(body, ERROR_BODY_LIMIT_BYTES));
     if (details?.channelCannotServe) {
-      return { kind: 'status', status };
+      return { kind: 'status', status, breaker: true };
     }
     const message = details
       ? sanitizeUpstreamMessage(details.message, route.channel.apiKey)
@@ -180,6 +327,18 @@ export class ChatCompletionsService {
     return status === 413
       ? new ApiError(ErrorKind.PayloadTooLarge, message)
       : ApiError.invalid(message, sanitizeUpstreamParam(details?.param ?? null));
+  }
+}
+
+/** A failure as the operator's health view shows it: what happened, never the upstream's own words. */
+function describeFailure(failure: RouteFailure, outcome: UpstreamOutcome, detail?: string): string {
+  switch (failure.kind) {
+    case 'unreachable':
+      return sanitizeUpstreamMessage(`${outcome === 'timeout' ? 'timed out' : 'unreachable'} (${detail ?? 'no answer'})`, '');
+    case 'status':
+      return outcome === 'account' ? `status ${failure.status}: the account cannot serve` : `status ${failure.status}`;
+    case 'abnormal':
+      return outcome === 'broken' ? 'the stream broke off' : 'abnormal answer';
   }
 }
 
@@ -194,7 +353,7 @@ function finalError(failure: RouteFailure, modelId: string): ApiError {
         `The gateway could not reach an upstream provider for '${modelId}'. Retry in a few minutes.`,
       );
     case 'status':
-      return failure.status === 429
+      return failure.status === 429 || failure.status === 529
         ? new ApiError(ErrorKind.Overloaded, `The upstream providers for '${modelId}' are at capacity. Retry later.`)
         : new ApiError(
             ErrorKind.UpstreamError,

@@ -28,6 +28,8 @@ export interface RelayLimits {
   signal: AbortSignal;
   /** How long a write may wait for the client to read before the client is cut. */
   drainTimeoutMs: number;
+  /** Called once the first event proved the upstream answers properly and the 200 went out. */
+  onStart?: () => void;
 }
 
 /**
@@ -39,7 +41,7 @@ export async function relayStream(
   body: UpstreamBody,
   reply: FastifyReply,
   translator: StreamTranslator,
-  { signal, drainTimeoutMs }: RelayLimits,
+  { signal, drainTimeoutMs, onStart }: RelayLimits,
   /** Runs after the last chunk and before `data: [DONE]` (billing records a complete answer here); may add events. */
   beforeDone: () => Promise<string>,
 ): Promise<StreamOutcome> {
@@ -65,6 +67,7 @@ export async function relayStream(
           'x-accel-buffering': 'no',
         });
         started = true;
+        onStart?.();
       }
       let out = '';
       for (const event of events) {
