@@ -33,7 +33,12 @@ export interface AppConfig {
    * Timeouts of a channel that sets none of its own (a channel's `timeouts` override each one):
    * connecting, the first byte of a non-streamed and of a streamed answer, and silence between chunks.
    */
-  upstream: { connectTimeoutMs: number; headersTimeoutMs: number; streamHeadersTimeoutMs: number; bodyTimeoutMs: number };
+  upstream: {
+    connectTimeoutMs: number;
+    headersTimeoutMs: number;
+    streamHeadersTimeoutMs: number;
+    bodyTimeoutMs: number;
+  };
   /**
    * The channel circuit breaker: consecutive failures that open it, how long it first stays open
    * (doubling on each failed probe) and the longest it stays open before the next probe.
@@ -179,7 +184,9 @@ function breakerConfig(dto: EnvDto): AppConfig['breaker'] {
   const openMs = dto.BREAKER_OPEN_MS ?? 30_000;
   const maxOpenMs = dto.BREAKER_MAX_OPEN_MS ?? 300_000;
   if (maxOpenMs < openMs) {
-    throw new ConfigError(`Invalid environment variable BREAKER_MAX_OPEN_MS: must be at least BREAKER_OPEN_MS (${openMs} ms)`);
+    throw new ConfigError(
+      `Invalid environment variable BREAKER_MAX_OPEN_MS: must be at least BREAKER_OPEN_MS (${openMs} ms)`,
+    );
   }
   return { failures: dto.BREAKER_FAILURES ?? 5, openMs, maxOpenMs };
 }

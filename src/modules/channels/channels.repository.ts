@@ -3,7 +3,8 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { ChannelEntity } from 'src/modules/channels/channel.entity';
 import { In, Repository } from 'typeorm';
 
-export type ChannelDeletion = { deleted: true } | { deleted: false; routedBy: string[] } | { deleted: false; missing: true };
+export type ChannelDeletion =
+  { deleted: true } | { deleted: false; routedBy: string[] } | { deleted: false; missing: true };
 
 @Injectable()
 export class ChannelsRepository {

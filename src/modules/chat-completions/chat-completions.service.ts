@@ -27,12 +27,7 @@ import {
 } from 'src/modules/chat-completions/upstream/upstream-error-text';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { ChannelType } from 'src/modules/channels/channel.entity';
-import {
-  kindOfStatus,
-  retryAfterMs,
-  retryAfterSeconds,
-  sharedKind,
-} from 'src/modules/channels/health/breaker-policy';
+import { kindOfStatus, retryAfterMs, retryAfterSeconds, sharedKind } from 'src/modules/channels/health/breaker-policy';
 import { ChannelBreaker, ProbeLease } from 'src/modules/channels/health/channel-breaker.service';
 import { IncomingHttpHeaders } from 'node:http';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
@@ -334,7 +329,10 @@ export class ChatCompletionsService {
 function describeFailure(failure: RouteFailure, outcome: UpstreamOutcome, detail?: string): string {
   switch (failure.kind) {
     case 'unreachable':
-      return sanitizeUpstreamMessage(`${outcome === 'timeout' ? 'timed out' : 'unreachable'} (${detail ?? 'no answer'})`, '');
+      return sanitizeUpstreamMessage(
+        `${outcome === 'timeout' ? 'timed out' : 'unreachable'} (${detail ?? 'no answer'})`,
+        '',
+      );
     case 'status':
       return outcome === 'account' ? `status ${failure.status}: the account cannot serve` : `status ${failure.status}`;
     case 'abnormal':

@@ -43,7 +43,10 @@ export class ChannelTimeoutsDto {
   @Max(MAX_TIMEOUT_MS)
   streamFirstByteMs?: number;
 
-  @ApiPropertyOptional({ description: 'Longest silence between two chunks of an answer (default 60000)', example: 60000 })
+  @ApiPropertyOptional({
+    description: 'Longest silence between two chunks of an answer (default 60000)',
+    example: 60000,
+  })
   @IsOptional()
   @IsInt()
   @Min(MIN_TIMEOUT_MS)
@@ -93,7 +96,8 @@ export class ChannelUpsertDto {
   @ApiPropertyOptional({
     type: Number,
     nullable: true,
-    description: 'Switch the channel off (`enabled: false`) once its breaker has stayed open this many hours; null or absent: never',
+    description:
+      'Switch the channel off (`enabled: false`) once its breaker has stayed open this many hours; null or absent: never',
     example: 24,
   })
   @IsOptional()
@@ -118,7 +122,10 @@ export class ChannelTimeoutsResponseDto implements ChannelTimeouts {
 }
 
 export class ChannelHealthDto {
-  @ApiProperty({ enum: ['closed', 'half_open', 'open'], description: 'The circuit breaker, shared by every API process' })
+  @ApiProperty({
+    enum: ['closed', 'half_open', 'open'],
+    description: 'The circuit breaker, shared by every API process',
+  })
   state: BreakerState;
 
   @ApiProperty({ description: 'Failures in a row, over every API process' })
@@ -139,7 +146,12 @@ export class ChannelHealthDto {
   })
   lastError: string | null;
 
-  @ApiProperty({ format: 'date-time', nullable: true, type: String, description: 'Last proper answer (to within 10 s)' })
+  @ApiProperty({
+    format: 'date-time',
+    nullable: true,
+    type: String,
+    description: 'Last proper answer (to within 10 s)',
+  })
   lastOkAt: string | null;
 
   static from(stored: StoredBreaker): ChannelHealthDto {
@@ -179,7 +191,10 @@ export class ChannelResponseDto {
   @ApiProperty()
   enabled: boolean;
 
-  @ApiProperty({ type: ChannelTimeoutsResponseDto, description: "Effective timeouts: the channel's own or the defaults" })
+  @ApiProperty({
+    type: ChannelTimeoutsResponseDto,
+    description: "Effective timeouts: the channel's own or the defaults",
+  })
   timeouts: ChannelTimeoutsResponseDto;
 
   @ApiProperty({ type: Number, nullable: true })

@@ -37,7 +37,13 @@ describe('breaker policy', () => {
   describe('opening', () => {
     it('should stay closed through four failures and open on the fifth, for 30 s', () => {
       expect(failTimes(4)).toMatchObject({ state: 'closed', failures: 4 });
-      expect(failTimes(5)).toMatchObject({ state: 'open', failures: 5, opens: 1, openUntil: NOW + 30_000, openedAt: NOW });
+      expect(failTimes(5)).toMatchObject({
+        state: 'open',
+        failures: 5,
+        opens: 1,
+        openUntil: NOW + 30_000,
+        openedAt: NOW,
+      });
     });
 
     it('should count from zero again after a success between failures', () => {

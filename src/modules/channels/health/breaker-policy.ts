@@ -105,7 +105,12 @@ export interface Failure {
  * A failure: counted; it opens a closed breaker at the limit, and reopens a half-open one when it was
  * the probe's (for longer). A request that was already in flight when the breaker opened only counts.
  */
-export function afterFailure(stored: StoredBreaker, failure: Failure, limits: BreakerLimits, now: number): StoredBreaker {
+export function afterFailure(
+  stored: StoredBreaker,
+  failure: Failure,
+  limits: BreakerLimits,
+  now: number,
+): StoredBreaker {
   const failures = stored.failures + 1;
   const next: StoredBreaker = { ...stored, failures, kind: failure.kind, lastError: failure.error };
   const opens =
@@ -128,7 +133,11 @@ export function afterFailure(stored: StoredBreaker, failure: Failure, limits: Br
  * closed breaker's count, and is ignored while it is open (it was sent before the breaker opened).
  * Null: nothing to write.
  */
-export function afterSuccess(stored: StoredBreaker, by: 'request' | 'probe' | 'test', now: number): StoredBreaker | null {
+export function afterSuccess(
+  stored: StoredBreaker,
+  by: 'request' | 'probe' | 'test',
+  now: number,
+): StoredBreaker | null {
   if (by === 'request' && (stored.state !== 'closed' || stored.failures === 0)) {
     return null;
   }
