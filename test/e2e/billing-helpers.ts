@@ -335,8 +335,9 @@ export async function openBillingWorld(
   inputPrice: string,
   outputPrice: string,
   model: Omit<ModelOptions, 'inputPrice' | 'outputPrice'> = {},
+  env: Record<string, string> = {},
 ): Promise<BillingWorld> {
-  const gateway = await TestGateway.start();
+  const gateway = await TestGateway.start(env);
   const worker = await TestWorker.start();
   const books = await Books.open(gateway);
   const world: BillingWorld = {
