@@ -103,19 +103,21 @@ export interface Failure {
 
 /**
  * A failure: counted; it opens a closed breaker at the limit, and reopens a half-open one when it was
- * the probe's (for longer). A request that was already in flight when the breaker opened only counts.
+ * the probe's (for longer). Null (nothing to write) for a request that was already in flight when the
+ * breaker opened: it says nothing new, and skipping it keeps the writes during an outage to a handful.
  */
 export function afterFailure(
   stored: StoredBreaker,
   failure: Failure,
   limits: BreakerLimits,
   now: number,
-): StoredBreaker {
+): StoredBreaker | null {
+  if (stored.state === 'open' || (stored.state === 'half_open' && !failure.probe)) {
+    return null;
+  }
   const failures = stored.failures + 1;
   const next: StoredBreaker = { ...stored, failures, kind: failure.kind, lastError: failure.error };
-  const opens =
-    (stored.state === 'closed' && failures >= limits.failures) || (stored.state === 'half_open' && failure.probe);
-  if (!opens) {
+  if (stored.state === 'closed' && failures < limits.failures) {
     return next;
   }
   const count = stored.opens + 1;

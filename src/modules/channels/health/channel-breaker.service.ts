@@ -127,6 +127,10 @@ export class ChannelBreaker implements OnModuleInit, OnModuleDestroy {
 
   /** The channel failed this request: counted, and maybe opened (or reopened, when this was its probe). */
   async failed(channel: BreakerChannel, failure: Omit<Failure, 'probe'>, lease: ProbeLease | null): Promise<void> {
+    if (!lease && this.view(channel.id).state !== 'closed') {
+      // Sent before the breaker opened: nothing to write (afterFailure would say so after a read).
+      return;
+    }
     await this.guarded(channel.id, async () => {
       const limits = this.config.breaker;
       const next = await this.update(channel.id, (stored) =>
