@@ -287,6 +287,70 @@ describe('channel health: faults, timeouts and operator tools', () => {
     });
   });
 
+  describe("the operator's channel test", () => {
+    const test = (id: string, body?: unknown) => gateway.admin('POST', `/admin/channels/${id}/test`, body);
+
+    it.each([
+      ['anthropic', `/v1`],
+      ['gemini', `/v1beta`],
+      ['openai', `/v1`],
+    ])('should answer ok for a working %s channel, even a disabled one, asking the model named', async (type, path) => {
+      const put = await putChannel(`tested-${type}`, { type, baseUrl: gateway.mock.url + path, enabled: false });
+      expect(put.status).toBe(200);
+      const sent = gateway.mock.requests.length;
+
+      const response = await test(`tested-${type}`, { model: 'mock-model' });
+
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual({
+        ok: true,
+        status: 200,
+        latencyMs: expect.any(Number),
+        firstByteMs: expect.any(Number),
+      });
+      expect(response.body.firstByteMs).toBeLessThanOrEqual(response.body.latencyMs);
+      expect(gateway.mock.requests.length).toBe(sent + 1);
+      expect(JSON.stringify(gateway.mock.requests.at(-1)!.body)).toContain('ping');
+    });
+
+    it.each([
+      ['unreachable', 'http://127.0.0.1:1/v1', {}, null, 'unreachable (ECONNREFUSED)'],
+      ['hanging', 'hang', { firstByteMs: SHORT_MS }, null, 'timed out (UND_ERR_HEADERS_TIMEOUT)'],
+      ['answering garbage', 'garbage', {}, 200, 'abnormal answer: not a completion'],
+      ['refusing its key', 'fail/401/invalid_api_key', {}, 401, 'status 401: mock error 401: invalid_api_key'],
+    ])('should answer not ok for a channel %s, saying why', async (_, where, timeouts, status, error) => {
+      const baseUrl = where.startsWith('http') ? where : `${gateway.mock.url}/${where}/v1`;
+      await putChannel('tested-bad', { baseUrl, timeouts });
+
+      const response = await test('tested-bad', { model: 'mock-model' });
+
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual({
+        ok: false,
+        status,
+        latencyMs: expect.any(Number),
+        firstByteMs: status === null ? null : expect.any(Number),
+        error,
+      });
+    });
+
+    it('should ask for the model when no enabled model routes to the channel, and 404 an unknown channel', async () => {
+      await putChannel('tested-unrouted', { baseUrl: healthy() });
+
+      expectApiError(await test('tested-unrouted'), 400, {
+        type: 'invalid_request_error',
+        code: null,
+        param: 'model',
+      });
+      expectApiError(await test('no-such-channel', {}), 404, {
+        type: 'invalid_request_error',
+        code: 'not_found',
+        param: 'channelId',
+      });
+      expect((await gateway.call('POST', '/admin/channels/tested-unrouted/test')).status).toBe(401);
+    });
+  });
+
   describe('deleting', () => {
     it('should refuse a channel an enabled model routes to (409), then delete it once the model is gone', async () => {
       const model = await modelOver({ id: 'doomed', baseUrl: healthy() });
