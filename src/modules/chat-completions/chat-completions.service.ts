@@ -27,35 +27,20 @@ import {
 } from 'src/modules/chat-completions/upstream/upstream-error-text';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { ChannelType } from 'src/modules/channels/channel.entity';
-import { kindOfStatus, retryAfterMs, retryAfterSeconds, sharedKind } from 'src/modules/channels/health/breaker-policy';
+import { retryAfterMs, retryAfterSeconds } from 'src/modules/channels/health/breaker-policy';
 import { ChannelBreaker, ProbeLease } from 'src/modules/channels/health/channel-breaker.service';
 import { IncomingHttpHeaders } from 'node:http';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
+import {
+  allOpenError,
+  breakerKind,
+  describeFailure,
+  finalError,
+  RouteFailure,
+  statusFailure,
+  UpstreamOutcome,
+} from 'src/modules/chat-completions/route-failure';
 
-/** Why a route could not serve: `breaker` says whether it counts against the channel's breaker. */
-type RouteFailure = ({ kind: 'unreachable' } | { kind: 'status'; status: number } | { kind: 'abnormal' }) & {
-  breaker: boolean;
-};
-
-/** What became of one upstream request, for upstream_requests_total. */
-type UpstreamOutcome =
-  | 'ok'
-  | 'client_error'
-  | 'unreachable'
-  | 'timeout'
-  | 'capacity'
-  | 'auth'
-  | 'server_error'
-  | 'account'
-  | 'abnormal'
-  | 'broken'
-  | 'client_aborted';
-
-// Statuses that say "this route cannot serve now", not "the request is wrong": try the next route.
-const ROUTE_FAILURE_STATUSES = new Set([401, 402, 403, 404, 408, 409, 429]);
-// Of those and the 5xx, the ones that say the channel itself is failing, for its breaker: 404 and 409
-// are about this model or this request at the channel, not the channel.
-const BREAKER_STATUSES = new Set([401, 402, 403, 408, 429]);
 const SKIP = Symbol('skip');
 // The probe's lease outlives its first-byte timeout by this much; past it another process may probe.
 const PROBE_LEASE_MARGIN_MS = 5_000;
@@ -99,7 +84,9 @@ export class ChatCompletionsService {
       if (signal.aborted) {
         throw signal.reason as Error;
       }
-      const lease = await this.admitRoute(route, chat.stream);
+      // Memory only while the channel is closed: Redis is asked only to become an open channel's probe.
+      const gate = this.breaker.gate(route.channel.id);
+      const lease = gate === 'pass' ? null : gate === 'skip' ? SKIP : await this.takeProbe(route, chat.stream);
       if (lease === SKIP) {
         continue;
       }
@@ -113,8 +100,10 @@ export class ChatCompletionsService {
         }
         lastFailure = outcome;
       } finally {
-        // A probe that reached no verdict (the client left, or the request was the client's fault) lets another probe.
-        await this.breaker.release(lease).catch(() => undefined);
+        if (lease) {
+          // A probe that reached no verdict (the client left, or the request was the client's fault) lets another probe.
+          await this.breaker.release(lease).catch(() => undefined);
+        }
       }
     }
     const failure = lastFailure ?? { kind: 'open' as const };
@@ -122,15 +111,8 @@ export class ChatCompletionsService {
     throw this.finalError(lastFailure, routes, chat.model.id);
   }
 
-  /** Whether to send to this route: yes (null), as the half-open breaker's one probe (a lease), or not at all. */
-  private async admitRoute(route: CatalogRoute, stream: boolean): Promise<ProbeLease | null | typeof SKIP> {
-    const gate = this.breaker.gate(route.channel.id);
-    if (gate === 'pass') {
-      return null;
-    }
-    if (gate === 'skip') {
-      return SKIP;
-    }
+  /** Tries to be the open channel's one probe: a lease, null when it closed meanwhile, or SKIP. */
+  private async takeProbe(route: CatalogRoute, stream: boolean): Promise<ProbeLease | null | typeof SKIP> {
     const { connectMs, firstByteMs, streamFirstByteMs } = route.channel.timeouts;
     const leaseMs = connectMs + (stream ? streamFirstByteMs : firstByteMs) + PROBE_LEASE_MARGIN_MS;
     const lease = await this.breaker.takeProbe(route.channel.id, leaseMs);
@@ -162,17 +144,10 @@ export class ChatCompletionsService {
       }
       return this.routeFailed(route, lease, { kind: 'abnormal', breaker: true }, 'abnormal', headers);
     }
-    if (statusCode >= 500 || ROUTE_FAILURE_STATUSES.has(statusCode)) {
+    const routeFailure = statusFailure(statusCode);
+    if (routeFailure) {
       await result.body.dump();
-      const breaker = statusCode >= 500 || BREAKER_STATUSES.has(statusCode);
-      const outcome = !breaker
-        ? 'client_error'
-        : statusCode === 429 || statusCode === 529
-          ? 'capacity'
-          : statusCode >= 500
-            ? 'server_error'
-            : 'auth';
-      return this.routeFailed(route, lease, { kind: 'status', status: statusCode, breaker }, outcome, headers);
+      return this.routeFailed(route, lease, routeFailure.failure, routeFailure.outcome, headers);
     }
     const refusal = await this.clientError(route, adapter, result.body, statusCode);
     if (refusal instanceof ApiError) {
@@ -199,7 +174,7 @@ export class ChatCompletionsService {
       await this.breaker.failed(
         route.channel,
         {
-          kind: failure.kind === 'unreachable' ? 'unreachable' : kindOfStatus(status ?? 500),
+          kind: breakerKind(failure),
           error: describeFailure(failure, outcome, detail),
           retryAfterMs: retryAfterMs(headers),
         },
@@ -224,20 +199,11 @@ export class ChatCompletionsService {
     const now = Date.now();
     const views = routes.map((route) => this.breaker.view(route.channel.id));
     const allOpen = views.every((view) => view.state !== 'closed');
-    const headers: Record<string, string> = allOpen ? { 'retry-after': String(retryAfterSeconds(views, now)) } : {};
-    if (lastFailure) {
-      const error = finalError(lastFailure, modelId);
-      return new ApiError(error.kind, error.message, null, undefined, headers);
+    const retryAfter = retryAfterSeconds(views, now);
+    if (!lastFailure) {
+      return allOpenError(views, modelId, retryAfter);
     }
-    const message = `Every upstream provider for '${modelId}' is failing at the moment. Retry after ${headers['retry-after']} s.`;
-    switch (sharedKind(views)) {
-      case 'unreachable':
-        return new ApiError(ErrorKind.UpstreamUnreachable, message, null, undefined, headers);
-      case 'capacity':
-        return new ApiError(ErrorKind.Overloaded, message, null, undefined, headers);
-      case 'error':
-        return new ApiError(ErrorKind.UpstreamError, message, null, undefined, headers);
-    }
+    return finalError(lastFailure, modelId, allOpen ? { 'retry-after': String(retryAfter) } : {});
   }
 
   /** Relays a 2xx answer; null when it turned out abnormal before anything reached the client. */
@@ -325,42 +291,5 @@ export class ChatCompletionsService {
   }
 }
 
-/** A failure as the operator's health view shows it: what happened, never the upstream's own words. */
-function describeFailure(failure: RouteFailure, outcome: UpstreamOutcome, detail?: string): string {
-  switch (failure.kind) {
-    case 'unreachable':
-      return sanitizeUpstreamMessage(
-        `${outcome === 'timeout' ? 'timed out' : 'unreachable'} (${detail ?? 'no answer'})`,
-        '',
-      );
-    case 'status':
-      return outcome === 'account' ? `status ${failure.status}: the account cannot serve` : `status ${failure.status}`;
-    case 'abnormal':
-      return outcome === 'broken' ? 'the stream broke off' : 'abnormal answer';
-  }
-}
-
 /** An error body is a message and a few fields; anything longer is not worth reading. */
 const ERROR_BODY_LIMIT_BYTES = 64 * 1024;
-
-function finalError(failure: RouteFailure, modelId: string): ApiError {
-  switch (failure.kind) {
-    case 'unreachable':
-      return new ApiError(
-        ErrorKind.UpstreamUnreachable,
-        `The gateway could not reach an upstream provider for '${modelId}'. Retry in a few minutes.`,
-      );
-    case 'status':
-      return failure.status === 429 || failure.status === 529
-        ? new ApiError(ErrorKind.Overloaded, `The upstream providers for '${modelId}' are at capacity. Retry later.`)
-        : new ApiError(
-            ErrorKind.UpstreamError,
-            `The upstream provider for '${modelId}' failed (status ${failure.status}). Retry in a few seconds.`,
-          );
-    case 'abnormal':
-      return new ApiError(
-        ErrorKind.UpstreamError,
-        `The upstream provider for '${modelId}' sent an abnormal response. Retry in a few seconds.`,
-      );
-  }
-}
