@@ -3,6 +3,8 @@ import {
   afterProbeTaken,
   afterSuccess,
   BreakerView,
+  countFailure,
+  countsFailure,
   dueForAutoDisable,
   Failure,
   FRESH,
@@ -25,10 +27,15 @@ const failure = (overrides: Partial<Failure> = {}): Failure => ({
 });
 
 /** Applies `count` failures one after another, as consecutive requests would. */
+/** Applies `count` failures one after another, as the breaker service does: counted if they count, then decided. */
 function failTimes(count: number, from: StoredBreaker = FRESH, overrides: Partial<Failure> = {}): StoredBreaker {
   let stored = from;
   for (let index = 0; index < count; index++) {
-    stored = afterFailure(stored, failure(overrides), LIMITS, NOW) ?? stored;
+    const next = failure(overrides);
+    if (countsFailure(stored.state, next.probe)) {
+      stored = countFailure(stored, next);
+      stored = afterFailure(stored, next, LIMITS, NOW) ?? stored;
+    }
   }
   return stored;
 }
@@ -62,8 +69,9 @@ describe('breaker policy', () => {
       expect(open.openUntil).toBe(NOW + 120_000);
     });
 
-    it('should write nothing for a failure that arrives while open (a request sent before it opened)', () => {
-      expect(afterFailure(failTimes(5), failure(), LIMITS, NOW + 1_000)).toBeNull();
+    it('should not count a failure that arrives while open (a request sent before it opened)', () => {
+      expect(countsFailure('open', false)).toBe(false);
+      expect(failTimes(1, failTimes(5))).toEqual(failTimes(5));
     });
   });
 
@@ -98,7 +106,8 @@ describe('breaker policy', () => {
     });
 
     it('should reopen on the probe failing, for twice as long, keeping when the run of openings began', () => {
-      const reopened = afterFailure(halfOpen(), failure({ probe: true }), LIMITS, NOW + 40_000);
+      const probeFailure = failure({ probe: true });
+      const reopened = afterFailure(countFailure(halfOpen(), probeFailure), probeFailure, LIMITS, NOW + 40_000);
       expect(reopened).toMatchObject({
         state: 'open',
         opens: 2,
@@ -108,8 +117,10 @@ describe('breaker policy', () => {
       });
     });
 
-    it("should not reopen on another request's failure while a probe is out", () => {
-      expect(afterFailure(halfOpen(), failure(), LIMITS, NOW + 1)).toBeNull();
+    it("should not count, nor reopen on, another request's failure while a probe is out", () => {
+      expect(countsFailure('half_open', false)).toBe(false);
+      expect(countsFailure('half_open', true)).toBe(true);
+      expect(afterFailure(countFailure(halfOpen(), failure()), failure(), LIMITS, NOW + 1)).toBeNull();
     });
 
     it('should double the open time up to five minutes and no further', () => {

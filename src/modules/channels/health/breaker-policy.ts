@@ -102,9 +102,21 @@ export interface Failure {
 }
 
 /**
- * A failure: counted; it opens a closed breaker at the limit, and reopens a half-open one when it was
- * the probe's (for longer). Null (nothing to write) for a request that was already in flight when the
- * breaker opened: it says nothing new, and skipping it keeps the writes during an outage to a handful.
+ * Whether a failure is counted at all: while closed, and the probe's. One of a request that was in
+ * flight when the breaker opened says nothing new, and skipping it keeps an outage to a handful of writes.
+ */
+export function countsFailure(state: BreakerState, probe: boolean): boolean {
+  return state === 'closed' || (state === 'half_open' && probe);
+}
+
+/** A counted failure, as Redis applies it (HINCRBY, so concurrent ones are never lost): one more, and the latest. */
+export function countFailure(stored: StoredBreaker, failure: Failure): StoredBreaker {
+  return { ...stored, failures: stored.failures + 1, kind: failure.kind, lastError: failure.error };
+}
+
+/**
+ * After a counted failure (in `stored.failures` already): a closed breaker at the limit opens, and a
+ * half-open one reopens when this was its probe's, for twice as long. Null: it stays as it is.
  */
 export function afterFailure(
   stored: StoredBreaker,
@@ -112,17 +124,15 @@ export function afterFailure(
   limits: BreakerLimits,
   now: number,
 ): StoredBreaker | null {
-  if (stored.state === 'open' || (stored.state === 'half_open' && !failure.probe)) {
+  const opens =
+    (stored.state === 'closed' && stored.failures >= limits.failures) ||
+    (stored.state === 'half_open' && failure.probe);
+  if (!opens) {
     return null;
-  }
-  const failures = stored.failures + 1;
-  const next: StoredBreaker = { ...stored, failures, kind: failure.kind, lastError: failure.error };
-  if (stored.state === 'closed' && failures < limits.failures) {
-    return next;
   }
   const count = stored.opens + 1;
   return {
-    ...next,
+    ...stored,
     state: 'open',
     opens: count,
     openUntil: now + openDurationMs(count, limits, failure.retryAfterMs),

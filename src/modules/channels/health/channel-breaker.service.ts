@@ -15,6 +15,7 @@ import {
   afterSuccess,
   BreakerView,
   CLOSED,
+  countsFailure,
   dueForAutoDisable,
   Failure,
   FRESH,
@@ -125,17 +126,27 @@ export class ChannelBreaker implements OnModuleInit, OnModuleDestroy {
     });
   }
 
-  /** The channel failed this request: counted, and maybe opened (or reopened, when this was its probe). */
+  /**
+   * The channel failed this request: counted (HINCRBY: concurrent failures from every process are all
+   * counted, with no retry), then, at the limit or for the probe, opened (or reopened) by a
+   * compare-and-set that only one process wins. A request sent before the breaker opened is not counted.
+   */
   async failed(channel: BreakerChannel, failure: Omit<Failure, 'probe'>, lease: ProbeLease | null): Promise<void> {
-    if (!lease && this.view(channel.id).state !== 'closed') {
-      // Sent before the breaker opened: nothing to write (afterFailure would say so after a read).
+    const probe = lease !== null;
+    if (!countsFailure(this.view(channel.id).state, probe)) {
       return;
     }
     await this.guarded(channel.id, async () => {
+      const failures = await this.count(channel.id, failure);
       const limits = this.config.breaker;
-      const next = await this.update(channel.id, (stored) =>
-        afterFailure(stored, { ...failure, probe: lease !== null }, limits, Date.now()),
-      );
+      let next: StoredBreaker | null = null;
+      if (probe || failures >= limits.failures) {
+        next = await this.update(channel.id, (stored) =>
+          afterFailure(stored, { ...failure, probe }, limits, Date.now()),
+        );
+      } else {
+        await this.bus.publish(InvalidationTopic.ChannelHealth, channel.id);
+      }
       await this.release(lease);
       if (next?.state === 'open' && dueForAutoDisable(next.openedAt, Date.now(), channel.autoDisableAfterHours)) {
         await this.autoDisable(channel, next);
@@ -170,6 +181,23 @@ export class ChannelBreaker implements OnModuleInit, OnModuleDestroy {
     return new Map(channelIds.map((channelId, index) => [channelId, parse(replies[index]?.[1])]));
   }
 
+  /** One more failure, atomically; the count after it. */
+  private async count(channelId: string, failure: Omit<Failure, 'probe'>): Promise<number> {
+    const replies = await this.redis
+      .multi()
+      .hincrby(KEY(channelId), 'failures', 1)
+      .hset(KEY(channelId), 'kind', failure.kind, 'lastError', failure.error)
+      .sadd(TRACKED_KEY, channelId)
+      .exec();
+    const [error, failures] = replies?.[0] ?? [new Error('the failure count was not written')];
+    if (error) {
+      throw error;
+    }
+    const view = this.view(channelId);
+    this.apply(channelId, { ...view, failures: Number(failures), kind: failure.kind });
+    return Number(failures);
+  }
+
   /**
    * Reads the stored state, applies `change` and writes it back only if nobody wrote in between
    * (the version), retrying otherwise; logs the change of state and tells the other processes.
@@ -194,7 +222,8 @@ export class ChannelBreaker implements OnModuleInit, OnModuleDestroy {
         channelId,
         stored.version,
         tracked ? 1 : 0,
-        ...fields(next),
+        // The count moves by HINCRBY; a transition writes it only to reset it.
+        ...fields(next, next.failures < stored.failures),
       );
       if (written === 1) {
         this.apply(channelId, next);
@@ -283,10 +312,10 @@ export class ChannelBreaker implements OnModuleInit, OnModuleDestroy {
   }
 }
 
-function fields(stored: StoredBreaker): string[] {
+function fields(stored: StoredBreaker, withFailures: boolean): string[] {
   return [
     ['state', stored.state],
-    ['failures', String(stored.failures)],
+    ...(withFailures ? [['failures', String(stored.failures)]] : []),
     ['openUntil', String(stored.openUntil)],
     ['kind', stored.kind ?? ''],
     ['opens', String(stored.opens)],
