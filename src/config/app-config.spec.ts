@@ -76,6 +76,24 @@ describe('loadDatabaseConfig', () => {
 });
 
 describe('loadConfig: MAX_REQUEST_MS', () => {
+  it("should default the channel timeouts and the breaker to the issue's values", () => {
+    const config = loadConfig({ NODE_ENV: 'test' });
+    expect(config.upstream).toEqual({
+      connectTimeoutMs: 5_000,
+      headersTimeoutMs: 300_000,
+      streamHeadersTimeoutMs: 30_000,
+      bodyTimeoutMs: 60_000,
+    });
+    expect(config.breaker).toEqual({ failures: 5, openMs: 30_000, maxOpenMs: 300_000 });
+  });
+
+  it('should refuse a breaker whose longest open time is below its first, or that never opens', () => {
+    expect(() => loadConfig({ NODE_ENV: 'test', BREAKER_OPEN_MS: '60000', BREAKER_MAX_OPEN_MS: '1000' })).toThrow(
+      /^Invalid environment variable BREAKER_MAX_OPEN_MS/,
+    );
+    expect(() => loadConfig({ NODE_ENV: 'test', BREAKER_FAILURES: '0' })).toThrow(/BREAKER_FAILURES/);
+  });
+
   it('should default MAX_REQUEST_MS to 10 minutes, below the hold sweeper age', () => {
     expect(loadConfig({ NODE_ENV: 'test' }).relay.maxRequestMs).toBe(600_000);
     expect(DEFAULT_HOLD_SWEEP_AGE_MS).toBeGreaterThan(600_000);

@@ -29,7 +29,21 @@ export interface AppConfig {
   };
   logLevel: string;
   bodyLimitBytes: number;
-  upstream: { connectTimeoutMs: number; headersTimeoutMs: number; bodyTimeoutMs: number };
+  /**
+   * Timeouts of a channel that sets none of its own (a channel's `timeouts` override each one):
+   * connecting, the first byte of a non-streamed and of a streamed answer, and silence between chunks.
+   */
+  upstream: {
+    connectTimeoutMs: number;
+    headersTimeoutMs: number;
+    streamHeadersTimeoutMs: number;
+    bodyTimeoutMs: number;
+  };
+  /**
+   * The channel circuit breaker: consecutive failures that open it, how long it first stays open
+   * (doubling on each failed probe) and the longest it stays open before the next probe.
+   */
+  breaker: { failures: number; openMs: number; maxOpenMs: number };
   shutdownGraceMs: number;
   /** windowMs is a minute; shorter only to test resets without waiting one. */
   rateLimits: { failMode: 'open' | 'closed'; windowMs: number };
@@ -141,9 +155,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     bodyLimitBytes: dto.BODY_LIMIT_BYTES ?? 20 * 1024 * 1024,
     upstream: {
       connectTimeoutMs: dto.UPSTREAM_CONNECT_TIMEOUT_MS ?? 5_000,
-      headersTimeoutMs: dto.UPSTREAM_HEADERS_TIMEOUT_MS ?? 120_000,
-      bodyTimeoutMs: dto.UPSTREAM_BODY_TIMEOUT_MS ?? 300_000,
+      headersTimeoutMs: dto.UPSTREAM_HEADERS_TIMEOUT_MS ?? 300_000,
+      streamHeadersTimeoutMs: dto.UPSTREAM_STREAM_HEADERS_TIMEOUT_MS ?? 30_000,
+      bodyTimeoutMs: dto.UPSTREAM_BODY_TIMEOUT_MS ?? 60_000,
     },
+    breaker: breakerConfig(dto),
     shutdownGraceMs: dto.SHUTDOWN_GRACE_MS ?? 10_000,
     rateLimits: { failMode: dto.RATE_LIMIT_FAIL_MODE ?? 'open', windowMs: dto.RATE_LIMIT_WINDOW_MS ?? 60_000 },
     overload: {
@@ -163,6 +179,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 }
 
 const DEFAULT_MAX_REQUEST_MS = 10 * 60_000;
+
+function breakerConfig(dto: EnvDto): AppConfig['breaker'] {
+  const openMs = dto.BREAKER_OPEN_MS ?? 30_000;
+  const maxOpenMs = dto.BREAKER_MAX_OPEN_MS ?? 300_000;
+  if (maxOpenMs < openMs) {
+    throw new ConfigError(
+      `Invalid environment variable BREAKER_MAX_OPEN_MS: must be at least BREAKER_OPEN_MS (${openMs} ms)`,
+    );
+  }
+  return { failures: dto.BREAKER_FAILURES ?? 5, openMs, maxOpenMs };
+}
 
 /** Below the hold sweeper's age, or the sweeper could release a live request's hold and the money be reserved twice. */
 function maxRequestMs(dto: EnvDto, holdSweepAgeMs: number): number {

@@ -112,7 +112,32 @@ export class EnvDto {
   @Transform(toInt)
   @IsInt()
   @Min(100)
+  UPSTREAM_STREAM_HEADERS_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
   UPSTREAM_BODY_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  BREAKER_FAILURES?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  BREAKER_OPEN_MS?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  BREAKER_MAX_OPEN_MS?: number;
 
   @IsOptional()
   @Transform(toInt)

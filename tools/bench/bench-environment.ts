@@ -5,6 +5,7 @@ import {
   BENCH_DATABASE_URL,
   BENCH_REDIS_URL,
   flushBenchRedis,
+  GatewayUpstream,
   gatewayEnv,
   recreateDatabase,
   seedGateway,
@@ -35,8 +36,8 @@ export async function startEnvironment(
   log: (line: string) => void,
 ): Promise<BenchEnvironment> {
   const environment: BenchEnvironment = { upstreams: new Map() };
-  const behindGateway: { id: string; origin: string }[] = [];
-  for (const { spec, passthrough, gateway } of upstreamsOf(scenarios)) {
+  const behindGateway: GatewayUpstream[] = [];
+  for (const { spec, passthrough, gateway, deadFirst } of upstreamsOf(scenarios)) {
     const port = await freePort();
     const script = join(TOOLS_DIST, 'bin', 'mock-upstream.js');
     const args = [
@@ -58,7 +59,7 @@ export async function startEnvironment(
       passthrough: passthrough ? await startProxy(children, spec.id, direct.origin) : undefined,
     });
     if (gateway) {
-      behindGateway.push({ id: spec.id, origin: direct.origin });
+      behindGateway.push({ id: spec.id, origin: direct.origin, deadFirst });
     }
     log(`mock ${spec.id} (latency ${spec.latencyMs} ms, chunk delay ${spec.chunkDelayMs} ms) at ${direct.origin}`);
   }
@@ -80,7 +81,7 @@ async function startProxy(children: ChildProcesses, id: string, target: string):
 /** A fresh database and Redis db, the API and the worker as deployed, then catalog, account and key. */
 async function startGateway(
   children: ChildProcesses,
-  upstreams: { id: string; origin: string }[],
+  upstreams: GatewayUpstream[],
   log: (line: string) => void,
 ): Promise<BenchEnvironment['gateway']> {
   const applied = await recreateDatabase();

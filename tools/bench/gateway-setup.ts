@@ -19,7 +19,14 @@ export interface GatewayUpstream {
   id: string;
   /** Origin of the mock, e.g. http://127.0.0.1:40123. */
   origin: string;
+  /** Also a model whose first route is a dead channel, its breaker opened before the runs. */
+  deadFirst?: boolean;
 }
+
+/** Nothing listens on port 1: a connection is refused at once, the cheapest dead upstream there is. */
+const DEAD_CHANNEL = { id: 'bench-dead', baseUrl: 'http://127.0.0.1:1/v1' };
+/** The default BREAKER_FAILURES: this many failures in a row open the dead channel's breaker. */
+const BREAKER_FAILURES = 5;
 
 /**
  * The environment of the API and worker: production mode (as deployed), fresh secrets each run,
@@ -104,38 +111,70 @@ export async function flushBenchRedis(): Promise<void> {
  * and one model per mock, one account with a large credit, one API key. Returns the key.
  */
 export async function seedGateway(base: string, adminToken: string, upstreams: GatewayUpstream[]): Promise<string> {
+  const model = (routes: { channelId: string; upstreamModel: string }[]) => ({
+    inputPrice: '0.15',
+    outputPrice: '0.6',
+    maxOutputTokens: 16384,
+    // The image scenario sends a picture; a text-only model would refuse it before any of the work measured.
+    vision: true,
+    ...HUGE_LIMITS,
+    routes,
+  });
   for (const upstream of upstreams) {
     const channel = { type: 'openai', baseUrl: `${upstream.origin}/v1`, apiKey: 'mock-upstream-key' };
     await call(base, 'PUT', `/admin/channels/${upstream.id}`, adminToken, channel);
-    await call(base, 'PUT', `/admin/models/${benchModelId(upstream.id)}`, adminToken, {
-      inputPrice: '0.15',
-      outputPrice: '0.6',
-      maxOutputTokens: 16384,
-      // The image scenario sends a picture; a text-only model would refuse it before any of the work measured.
-      vision: true,
-      ...HUGE_LIMITS,
-      routes: [{ channelId: upstream.id, upstreamModel: 'mock-gpt' }],
-    });
+    const route = { channelId: upstream.id, upstreamModel: 'mock-gpt' };
+    await call(base, 'PUT', `/admin/models/${benchModelId(upstream.id)}`, adminToken, model([route]));
+    if (upstream.deadFirst) {
+      const dead = { type: 'openai', baseUrl: DEAD_CHANNEL.baseUrl, apiKey: 'dead-upstream-key', priority: 10 };
+      await call(base, 'PUT', `/admin/channels/${DEAD_CHANNEL.id}`, adminToken, dead);
+      const deadRoute = { channelId: DEAD_CHANNEL.id, upstreamModel: 'mock-gpt' };
+      await call(
+        base,
+        'PUT',
+        `/admin/models/${benchModelId(upstream.id, true)}`,
+        adminToken,
+        model([deadRoute, route]),
+      );
+    }
   }
   const credentials = { email: 'bench@example.com', password: randomBytes(12).toString('base64url') };
   const session = await call(base, 'POST', '/console/auth/register', undefined, credentials);
   const { accessToken, account } = session as { accessToken: string; account: { id: string } };
   const credit = { amount: CREDIT_USD, reason: 'benchmark credit' };
   await call(base, 'POST', `/admin/accounts/${account.id}/adjustments`, adminToken, credit);
-  const key = await call(base, 'POST', '/console/keys', accessToken, { name: 'bench' });
-  return (key as { key: string }).key;
+  const { key } = (await call(base, 'POST', '/console/keys', accessToken, { name: 'bench' })) as { key: string };
+  const deadFirst = upstreams.find((upstream) => upstream.deadFirst);
+  if (deadFirst) {
+    await openDeadBreaker(base, adminToken, key, benchModelId(deadFirst.id, true));
+  }
+  return key;
 }
 
-/** The gateway model served by one mock. */
-export function benchModelId(upstreamId: string): string {
-  return `bench-${upstreamId}`;
+/** Fails the dead channel until its breaker opens, so that the runs measure routing past an open breaker. */
+async function openDeadBreaker(base: string, adminToken: string, key: string, model: string): Promise<void> {
+  for (let index = 0; index < BREAKER_FAILURES; index++) {
+    await call(base, 'POST', '/v1/chat/completions', key, { model, messages: [{ role: 'user', content: 'Hello' }] });
+  }
+  const { data } = (await call(base, 'GET', '/admin/channels', adminToken, undefined)) as {
+    data: { id: string; health: { state: string } }[];
+  };
+  const state = data.find((channel) => channel.id === DEAD_CHANNEL.id)?.health.state;
+  if (state !== 'open') {
+    throw new Error(`the dead channel's breaker is ${state} after ${BREAKER_FAILURES} failures, not open`);
+  }
+}
+
+/** The gateway model served by one mock; with `deadFirst`, the one whose first route is the dead channel. */
+export function benchModelId(upstreamId: string, deadFirst = false): string {
+  return `bench-${upstreamId}${deadFirst ? '-deadfirst' : ''}`;
 }
 
 async function call(base: string, method: string, path: string, token: string | undefined, body: unknown) {
   const response = await fetch(base + path, {
     method,
     headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: JSON.stringify(body),
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
   if (response.status >= 300) {

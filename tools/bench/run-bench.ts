@@ -117,7 +117,7 @@ async function runOne(
     path: '/v1/chat/completions',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
     body: JSON.stringify({
-      model: benchModelId(scenario.upstream.id),
+      model: benchModelId(scenario.upstream.id, scenario.deadFirst),
       messages: [{ role: 'user', content: userContent(scenario.prompt) }],
       max_tokens: 64,
       ...(scenario.stream ? { stream: true } : {}),

@@ -19,7 +19,8 @@ describe('planScenarios', () => {
   it('should run the plain scenarios, then the slow streams and the long stream, then the prompt sizes', () => {
     const plan = names();
     expect(plan.slice(0, 11)).toEqual([...PLAIN, 'sse-c500-slow100ms', 'sse-c1000-slow100ms', 'sse-long-n8']);
-    expect(plan.slice(11)).toHaveLength(16);
+    expect(plan.slice(11)).toHaveLength(17);
+    expect(plan.at(-1)).toBe('deadfirst-json-c1-up0ms');
     expect(plan).toContain('p1k-json-c1-up0ms');
     expect(plan).toContain('p256k-sse-c50-up0ms');
     expect(plan).toContain('img1m-json-c50-up0ms');
@@ -51,6 +52,13 @@ describe('planScenarios', () => {
       'img1m-json-c1-up0ms',
       'img1m-json-c50-up0ms',
     ]);
+  });
+
+  it('should select the dead-first scenario only by naming it, and run it on the passthrough and the gateway', () => {
+    expect(names('--only', 'deadfirst')).toEqual(['deadfirst-json-c1-up0ms']);
+    expect(names('--only', 'json-c1-up0ms')).toEqual(['json-c1-up0ms']);
+    const [scenario] = planScenarios(parseBenchArgs(['--only', 'deadfirst'], '/tmp'));
+    expect(scenario).toMatchObject({ deadFirst: true, stream: false, clients: 1, targets: ['passthrough', 'gateway'] });
   });
 
   it('should run one slow-stream scenario per --slow-clients count', () => {

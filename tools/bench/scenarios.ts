@@ -26,7 +26,14 @@ export interface Scenario {
   slowStreams?: boolean;
   /** A large user message instead of "Hello"; its id leads the name (`p32k-json-c1-up0ms`). */
   prompt?: PromptSpec;
+  /**
+   * The model's first route is a dead channel whose breaker is open, its second the mock: what routing
+   * past an open breaker costs. `deadfirst` leads the name (`deadfirst-json-c1-up0ms`).
+   */
+  deadFirst?: boolean;
 }
+
+const DEAD_FIRST = 'deadfirst';
 
 /** Upstream latencies every load shape is measured against: none (pure overhead) and a short real-ish one. */
 const LATENCIES_MS = [0, 50];
@@ -51,11 +58,13 @@ export function planScenarios(options: BenchOptions): Scenario[] {
  * and `--only json-c1-up0ms` must go on selecting that one alone.
  */
 export function selects(scenario: Scenario, part: string): boolean {
-  const { name, prompt } = scenario;
+  const { name } = scenario;
+  // Like a prompt's id, `deadfirst` must be named for its scenario to be selected.
+  const lead = scenario.prompt?.id ?? (scenario.deadFirst ? DEAD_FIRST : undefined);
   for (let at = name.indexOf(part); at >= 0; at = name.indexOf(part, at + 1)) {
     const cutsNumber = /\d$/.test(part) && /\d/.test(name.charAt(at + part.length));
-    const namesPrompt = prompt === undefined || at < prompt.id.length;
-    if (!cutsNumber && namesPrompt) {
+    const namesLead = lead === undefined || at < lead.length;
+    if (!cutsNumber && namesLead) {
       return true;
     }
   }
@@ -114,7 +123,19 @@ function fullScenarios(options: BenchOptions): Scenario[] {
     longStream: true,
   });
   // Last, so that the scenarios above run in the order and on the heap they always did.
-  return [...scenarios, ...promptScenarios(upstreams[0])];
+  return [...scenarios, ...promptScenarios(upstreams[0]), deadFirstScenario(upstreams[0])];
+}
+
+/** json-c1-up0ms through a model whose first route's breaker is open: compare its gateway p50 with that one's. */
+function deadFirstScenario(upstream: UpstreamSpec): Scenario {
+  return {
+    name: `${DEAD_FIRST}-json-c1-${upstream.id}`,
+    stream: false,
+    clients: 1,
+    upstream,
+    targets: ['passthrough', 'gateway'],
+    deadFirst: true,
+  };
 }
 
 /** Each prompt size, non-stream and stream, at 1 and 50 clients, against the instant mock, on all targets. */
@@ -133,13 +154,27 @@ function promptScenarios(upstream: UpstreamSpec): Scenario[] {
   );
 }
 
+export interface UpstreamNeeds {
+  spec: UpstreamSpec;
+  passthrough: boolean;
+  gateway: boolean;
+  /** The gateway also serves this mock's model behind a dead first channel. */
+  deadFirst: boolean;
+}
+
 /** The distinct mocks the selected scenarios need, and which of them need a passthrough proxy or the gateway. */
-export function upstreamsOf(scenarios: Scenario[]): { spec: UpstreamSpec; passthrough: boolean; gateway: boolean }[] {
-  const byId = new Map<string, { spec: UpstreamSpec; passthrough: boolean; gateway: boolean }>();
+export function upstreamsOf(scenarios: Scenario[]): UpstreamNeeds[] {
+  const byId = new Map<string, UpstreamNeeds>();
   for (const scenario of scenarios) {
-    const entry = byId.get(scenario.upstream.id) ?? { spec: scenario.upstream, passthrough: false, gateway: false };
+    const entry = byId.get(scenario.upstream.id) ?? {
+      spec: scenario.upstream,
+      passthrough: false,
+      gateway: false,
+      deadFirst: false,
+    };
     entry.passthrough ||= scenario.targets.includes('passthrough');
     entry.gateway ||= scenario.targets.includes('gateway');
+    entry.deadFirst ||= scenario.deadFirst === true;
     byId.set(scenario.upstream.id, entry);
   }
   return [...byId.values()];

@@ -324,6 +324,40 @@ describe('startMockUpstream', () => {
       expect(Date.now() - started).toBeGreaterThanOrEqual(145);
     });
 
+    it('should fail a /flaky/<name> channel with 503 while its name is in `failing`, and serve it otherwise', async () => {
+      const path = '/flaky/alpha/v1/chat/completions';
+      upstream.failing.add('alpha');
+      expect((await post({ model: 'x', messages: MESSAGES }, path)).status).toBe(503);
+      expect((await post({ model: 'x', messages: MESSAGES }, '/flaky/beta/v1/chat/completions')).status).toBe(200);
+      upstream.failing.delete('alpha');
+      const healed = await post({ model: 'x', messages: MESSAGES }, path);
+      expect(healed.status).toBe(200);
+      expect((await json(healed)).choices[0].message?.content).toBe(PIECES.join(''));
+    });
+
+    it('should add errorHeaders to every error answer and to nothing else', async () => {
+      upstream.errorHeaders = { 'retry-after': '7' };
+      const limited = await post({}, '/status/429/v1/chat/completions');
+      expect(limited.headers.get('retry-after')).toBe('7');
+      expect((await chat()).headers.get('retry-after')).toBeNull();
+    });
+
+    it('should answer garbage under the /garbage prefix', async () => {
+      const response = await post({ model: 'x', messages: MESSAGES }, '/garbage/v1/chat/completions');
+      expect(response.status).toBe(200);
+      expect(await response.text()).toBe('<html>not json</html>');
+    });
+
+    it('should send the headers and the start of a JSON body, then nothing, under the /stall prefix', async () => {
+      const response = await post({ model: 'x', messages: MESSAGES }, '/stall/v1/chat/completions', {
+        signal: AbortSignal.timeout(300),
+      });
+      expect(response.status).toBe(200);
+      const { text, error } = await readUntilError(response);
+      expect(text).toMatch(/^\{"id":"chatcmpl-mock-\d+","object":"chat.completion",$/);
+      expect(error).toBeDefined();
+    });
+
     it('should apply the server default latency', async () => {
       const slow = await startMockUpstream({ latencyMs: 120 });
       try {
@@ -423,6 +457,28 @@ describe('startMockUpstream', () => {
       const { chunks, done } = parseEvents(text);
       expect(done).toBe(false);
       expect(chunks.map(contentOf)).toEqual(['', ...PIECES]);
+    });
+
+    it('should stream stall_after content chunks, then stay silent on an open connection', async () => {
+      const response = await chat({ stream: true, mock: { stall_after: 2 } });
+      const reader = response.body!.getReader();
+      let text = '';
+      const deadline = Date.now() + 300;
+      while (Date.now() < deadline) {
+        const read = await Promise.race([
+          reader.read(),
+          new Promise<null>((resolve) => setTimeout(() => resolve(null), deadline - Date.now())),
+        ]);
+        if (read === null || read.done) {
+          expect(read).toBeNull();
+          break;
+        }
+        text += new TextDecoder().decode(read.value);
+      }
+      await reader.cancel();
+      const { chunks, done } = parseEvents(text);
+      expect(done).toBe(false);
+      expect(chunks.map(contentOf)).toEqual(['', ...PIECES.slice(0, 2)]);
     });
 
     it('should stream a garbage event when asked', async () => {

@@ -27,10 +27,19 @@ export interface MockUpstream {
   url: string;
   port: number;
   requests: ReceivedRequest[];
+  /**
+   * Names of the `/flaky/<name>/v1` channels that fail now (503): a test flips an upstream between
+   * failing and healthy without changing the gateway's configuration.
+   */
+  failing: Set<string>;
+  /** Headers added to every error answer, e.g. `retry-after`. */
+  errorHeaders: Record<string, string>;
   close(): Promise<void>;
 }
 
 interface ServerState {
+  failing: Set<string>;
+  errorHeaders: Record<string, string>;
   latencyMs: number;
   chunkDelayMs: number;
   requests: ReceivedRequest[];
@@ -43,6 +52,8 @@ interface MockControl {
   latencyMs: number;
   chunkDelayMs: number;
   breakAfter?: number;
+  /** Send this many content events (stream) or the start of the body (JSON), then stay silent without closing. */
+  stallAfter?: number;
   garbage: boolean;
   omitUsage: boolean;
   reply: string;
@@ -72,14 +83,18 @@ interface Completion {
   rejectedPredictionTokens: number;
 }
 
-type Route = 'chat' | 'embeddings' | 'models' | 'hang' | 'not_found' | { status: number; code?: string };
+type Route =
+  'chat' | 'embeddings' | 'models' | 'hang' | 'stall' | 'garbage' | 'not_found' | { status: number; code?: string };
 type Json = Record<string, unknown>;
 
 const DEFAULT_REPLY = 'Hello from the mock upstream.';
 const DEFAULT_RECORDED_REQUESTS = 1000;
 // Per-channel behaviour by base URL: /status/500/v1, /hang/v1, /fail/400/insufficient_quota/v1 (an error
-// with that code), /oversize/2000000/v1 (the first event, or the JSON body, of that size).
-const ROUTE_PATTERN = /^(?:\/status\/(\d+)|\/(hang)|\/fail\/(\d+)\/(\w+)|\/oversize\/\d+)?(\/v1\/[^?]*)/;
+// with that code), /oversize/2000000/v1 (the first event, or the JSON body, of that size), /stall/v1 (the
+// headers, then silence), /garbage/v1 (a 200 that is not an answer), /flaky/<name>/v1 (503 while
+// `failing` holds the name, else normal).
+const ROUTE_PATTERN =
+  /^(?:\/status\/(\d+)|\/(hang|stall|garbage)|\/fail\/(\d+)\/(\w+)|\/oversize\/\d+|\/flaky\/([\w-]+))?(\/v1\/[^?]*)/;
 const OVERSIZE_PATTERN = /^\/oversize\/(\d+)\//;
 const ERROR_CODES: Record<number, string> = { 401: 'invalid_api_key', 404: 'not_found', 429: 'rate_limit_exceeded' };
 const MODELS_BODY = JSON.stringify({
@@ -128,22 +143,28 @@ export function countMockPromptTokens(messages: unknown): number {
   return total;
 }
 
-function matchRoute(method: string, url: string): Route {
+function matchRoute(method: string, url: string, failing: Set<string>): Route {
   const match = ROUTE_PATTERN.exec(url);
   if (!match) {
     return 'not_found';
   }
-  const [, status, hang, failStatus, failCode, path] = match;
+  const [, status, special, failStatus, failCode, flaky, path] = match;
+  if (flaky !== undefined && failing.has(flaky)) {
+    return { status: 503 };
+  }
   if (status !== undefined) {
     return isErrorStatus(Number(status)) ? { status: Number(status) } : 'not_found';
   }
   if (failStatus !== undefined) {
     return isErrorStatus(Number(failStatus)) ? { status: Number(failStatus), code: failCode } : 'not_found';
   }
-  if (hang) {
+  if (special === 'hang') {
     return 'hang';
   }
   if (method === 'POST' && path === '/v1/chat/completions') {
+    if (special === 'stall' || special === 'garbage') {
+      return special;
+    }
     return 'chat';
   }
   if (method === 'POST' && path === '/v1/embeddings') {
@@ -171,6 +192,7 @@ function readControl(body: unknown, state: ServerState): MockControl {
     latencyMs: nonNegativeInt(mock.latency_ms) ?? state.latencyMs,
     chunkDelayMs: nonNegativeInt(mock.chunk_delay_ms) ?? state.chunkDelayMs,
     breakAfter: nonNegativeInt(mock.break_after),
+    stallAfter: nonNegativeInt(mock.stall_after),
     garbage: mock.garbage === true,
     omitUsage: mock.omit_usage === true,
     reply: typeof mock.reply === 'string' ? mock.reply : DEFAULT_REPLY,
@@ -287,9 +309,10 @@ function connectionHeader(res: ServerResponse): string {
   return res.req.headers.connection?.toLowerCase() === 'close' ? 'close' : 'keep-alive';
 }
 
-function sendJson(res: ServerResponse, status: number, body: string): void {
+function sendJson(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
   const length = Buffer.byteLength(body);
   res.writeHead(status, {
+    ...headers,
     'content-type': 'application/json',
     'content-length': length,
     connection: connectionHeader(res),
@@ -297,13 +320,24 @@ function sendJson(res: ServerResponse, status: number, body: string): void {
   res.end(body);
 }
 
-function sendError(res: ServerResponse, status: number, message: string, code?: string): void {
+function sendError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  code?: string,
+  headers: Record<string, string> = {},
+): void {
   const type = status === 429 ? 'requests' : status >= 500 ? 'server_error' : 'invalid_request_error';
   const error = { message, type, param: null, code: code ?? ERROR_CODES[status] ?? null };
-  sendJson(res, status, JSON.stringify({ error }));
+  sendJson(res, status, JSON.stringify({ error }), headers);
 }
 
 function sendCompletion(res: ServerResponse, c: Completion, control: MockControl): void {
+  if (control.stallAfter !== undefined) {
+    res.writeHead(200, { 'content-type': 'application/json', connection: connectionHeader(res) });
+    res.write(`{"id":"${c.id}","object":"chat.completion",`);
+    return;
+  }
   if (control.garbage) {
     sendJson(res, 200, '<html>not json</html>');
     return;
@@ -407,6 +441,13 @@ function streamCompletion(res: ServerResponse, c: Completion, control: MockContr
     return;
   }
   const { events, broken } = buildStreamEvents(c, control.breakAfter, includeUsage && !control.omitUsage);
+  if (control.stallAfter !== undefined) {
+    // The role event and stallAfter content events, then silence on an open connection.
+    for (const event of events.slice(0, control.stallAfter + 1)) {
+      res.write(event);
+    }
+    return;
+  }
   if (control.oversizeBytes !== undefined) {
     const chunk = { ...envelope(c, 'chat.completion.chunk'), choices: [{ index: 0, delta: { content: '' } }] };
     const event = `data: ${JSON.stringify(chunk)}\n\n`;
@@ -420,7 +461,8 @@ function respond(state: ServerState, res: ServerResponse, route: Route, body: un
   const status = typeof route === 'object' ? route.status : control.status;
   if (status !== undefined) {
     const code = typeof route === 'object' ? route.code : control.errorCode;
-    sendError(res, status, control.errorMessage ?? `mock error ${status}${code ? `: ${code}` : ''}`, code);
+    const message = control.errorMessage ?? `mock error ${status}${code ? `: ${code}` : ''}`;
+    sendError(res, status, message, code, state.errorHeaders);
   } else if (route === 'models') {
     sendJson(res, 200, MODELS_BODY);
   } else if (!isRecord(body)) {
@@ -460,7 +502,7 @@ function handleRequest(state: ServerState, req: IncomingMessage, res: ServerResp
     sendError(res, 401, 'Missing or invalid bearer token.');
     return;
   }
-  const route = matchRoute(method, path);
+  const route = matchRoute(method, path, state.failing);
   if (route === 'hang') {
     return;
   }
@@ -473,6 +515,11 @@ function handleRequest(state: ServerState, req: IncomingMessage, res: ServerResp
     return;
   }
   const control = readControl(parsed.value, state);
+  if (route === 'stall') {
+    control.stallAfter ??= 0;
+  } else if (route === 'garbage') {
+    control.garbage = true;
+  }
   const oversize = OVERSIZE_PATTERN.exec(path);
   if (oversize) {
     control.oversizeBytes = Number(oversize[1]);
@@ -499,6 +546,8 @@ function closeServer(server: Server): Promise<void> {
 export function startMockUpstream(options: MockUpstreamOptions = {}): Promise<MockUpstream> {
   const host = options.host ?? '127.0.0.1';
   const state: ServerState = {
+    failing: new Set(),
+    errorHeaders: {},
     latencyMs: options.latencyMs ?? 0,
     chunkDelayMs: options.chunkDelayMs ?? 0,
     requests: [],
@@ -519,7 +568,19 @@ export function startMockUpstream(options: MockUpstreamOptions = {}): Promise<Mo
       server.off('error', reject);
       const { port } = server.address() as AddressInfo;
       const urlHost = host.includes(':') ? `[${host}]` : host;
-      resolve({ url: `http://${urlHost}:${port}`, port, requests: state.requests, close: () => closeServer(server) });
+      resolve({
+        url: `http://${urlHost}:${port}`,
+        port,
+        requests: state.requests,
+        failing: state.failing,
+        get errorHeaders() {
+          return state.errorHeaders;
+        },
+        set errorHeaders(headers: Record<string, string>) {
+          state.errorHeaders = headers;
+        },
+        close: () => closeServer(server),
+      });
     });
   });
 }

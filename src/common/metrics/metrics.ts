@@ -24,6 +24,18 @@ export const metrics = {
     labelNames: ['channel', 'kind'] as const,
     registers: [metricsRegistry],
   }),
+  upstreamRequests: new Counter({
+    name: 'gateway_upstream_requests_total',
+    help: 'Requests sent to upstreams, by channel and outcome (ok, client_error, unreachable, timeout, capacity, auth, server_error, account, abnormal, broken, client_aborted)',
+    labelNames: ['channel', 'outcome'] as const,
+    registers: [metricsRegistry],
+  }),
+  breakerState: new Gauge({
+    name: 'gateway_channel_breaker_state',
+    help: "A channel's circuit breaker as this process sees it: 0 closed, 1 half-open, 2 open",
+    labelNames: ['channel'] as const,
+    registers: [metricsRegistry],
+  }),
   upstreamLatency: new Histogram({
     name: 'gateway_upstream_first_byte_seconds',
     help: 'Time from sending to an upstream until its response headers',

@@ -10,6 +10,7 @@ export enum InvalidationTopic {
   ApiKey = 'api-key',
   Catalog = 'catalog',
   RateLimits = 'rate-limits',
+  ChannelHealth = 'channel-health',
 }
 
 type Listener = (id: string | null) => void;

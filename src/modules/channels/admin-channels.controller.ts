@@ -1,5 +1,5 @@
-import { Body, Controller, Get, Param, Put } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/common';
+import { ApiNoContentResponse, ApiTags } from '@nestjs/swagger';
 import { AdminAuth } from 'src/common/decorators/auth.decorators';
 import { channelIdParam } from 'src/common/http/params';
 import { ChannelsService } from 'src/modules/channels/channels.service';
@@ -22,5 +22,12 @@ export class AdminChannelsController {
   @Get()
   async listChannels(): Promise<ChannelListResponseDto> {
     return { data: await this.service.list() };
+  }
+
+  @Delete(':channelId')
+  @HttpCode(204)
+  @ApiNoContentResponse({ description: 'Deleted; 409 while an enabled model routes to it, 404 when unknown' })
+  deleteChannel(@Param('channelId', channelIdParam()) channelId: string): Promise<void> {
+    return this.service.delete(channelId);
   }
 }

@@ -32,6 +32,23 @@ export class ChannelEntity {
   @Column({ type: 'boolean', default: true })
   enabled: boolean;
 
+  // Timeouts of this channel; null: the process default (UPSTREAM_*_TIMEOUT_MS).
+  @Column({ name: 'connect_timeout_ms', type: 'integer', nullable: true })
+  connectTimeoutMs: number | null;
+
+  @Column({ name: 'first_byte_timeout_ms', type: 'integer', nullable: true })
+  firstByteTimeoutMs: number | null;
+
+  @Column({ name: 'stream_first_byte_timeout_ms', type: 'integer', nullable: true })
+  streamFirstByteTimeoutMs: number | null;
+
+  @Column({ name: 'silence_timeout_ms', type: 'integer', nullable: true })
+  silenceTimeoutMs: number | null;
+
+  /** Hours (fractions allowed) the breaker may stay open before the channel is switched off; null: never. */
+  @Column({ name: 'auto_disable_after_hours', type: 'double precision', nullable: true })
+  autoDisableAfterHours: number | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

@@ -4,11 +4,12 @@ import { AdminChannelsController } from 'src/modules/channels/admin-channels.con
 import { ChannelEntity } from 'src/modules/channels/channel.entity';
 import { ChannelsRepository } from 'src/modules/channels/channels.repository';
 import { ChannelsService } from 'src/modules/channels/channels.service';
+import { ChannelBreaker } from 'src/modules/channels/health/channel-breaker.service';
 
 @Module({
   imports: [TypeOrmModule.forFeature([ChannelEntity])],
   controllers: [AdminChannelsController],
-  providers: [ChannelsRepository, ChannelsService],
-  exports: [ChannelsRepository],
+  providers: [ChannelsRepository, ChannelsService, ChannelBreaker],
+  exports: [ChannelsRepository, ChannelBreaker],
 })
 export class ChannelsModule {}

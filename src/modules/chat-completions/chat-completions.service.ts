@@ -22,16 +22,27 @@ import {
 } from 'src/modules/chat-completions/upstream/provider-adapter';
 import { readJsonBounded } from 'src/modules/chat-completions/upstream/bounded-body';
 import { UpstreamBody, UpstreamClient } from 'src/modules/chat-completions/upstream/upstream-client';
-import {
-  ERROR_BODY_LIMIT_BYTES,
-  finalError,
-  ROUTE_FAILURE_STATUSES,
-  RouteFailure,
-  upstreamRefusal,
-} from 'src/modules/chat-completions/upstream/route-failure';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { ChannelType } from 'src/modules/channels/channel.entity';
+import { retryAfterMs, retryAfterSeconds } from 'src/modules/channels/health/breaker-policy';
+import { ChannelBreaker, ProbeLease } from 'src/modules/channels/health/channel-breaker.service';
+import { IncomingHttpHeaders } from 'node:http';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
+import {
+  allOpenError,
+  breakerKind,
+  describeFailure,
+  ERROR_BODY_LIMIT_BYTES,
+  finalError,
+  RouteFailure,
+  statusFailure,
+  UpstreamOutcome,
+  upstreamRefusal,
+} from 'src/modules/chat-completions/route-failure';
+
+const SKIP = Symbol('skip');
+// The probe's lease outlives its first-byte timeout by this much; past it another process may probe.
+const PROBE_LEASE_MARGIN_MS = 5_000;
 
 interface Attempt {
   chat: ChatRequest;
@@ -43,6 +54,7 @@ interface Attempt {
   meter: CompletionMeter;
   signal: AbortSignal;
   startedAt: number;
+  lease: ProbeLease | null;
 }
 
 @Injectable()
@@ -51,6 +63,7 @@ export class ChatCompletionsService {
 
   constructor(
     private readonly upstream: UpstreamClient,
+    private readonly breaker: ChannelBreaker,
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
@@ -60,6 +73,7 @@ export class ChatCompletionsService {
   /**
    * Tries the model's routes in order until one answers, and writes its answer to `reply`. A route
    * that fails before the client got a byte (no connection, 5xx, garbage) hands over to the next.
+   * Routes whose breaker is open are skipped without a request; when all are, the answer is at once.
    */
   async complete(
     admitted: AdmittedCompletion,
@@ -67,51 +81,134 @@ export class ChatCompletionsService {
     format: ReplyFormat = CHAT_REPLY_FORMAT,
   ): Promise<MeteredStatus> {
     const { chat, body, meter, signal } = admitted;
-    let lastFailure: RouteFailure = { kind: 'unreachable' };
-    for (const route of orderRoutes(chat.model.routes)) {
+    let lastFailure: RouteFailure | null = null;
+    const routes = orderRoutes(chat.model.routes);
+    for (const route of routes) {
       const adapter = this.adapters[route.channel.type];
       if (signal.aborted) {
         throw signal.reason as Error;
       }
-      const startedAt = performance.now();
-      const request = adapter.buildRequest(route, body, chat);
-      const result = await this.upstream.post(route.channel, request.path, request.headers, request.payload, signal);
-      if (result.kind === 'unreachable') {
-        lastFailure = this.routeFailed(route, { kind: 'unreachable' }, result.detail);
+      // Memory only while the channel is closed: Redis is asked only to become an open channel's probe.
+      const gate = this.breaker.gate(route.channel.id);
+      const lease = gate === 'pass' ? null : gate === 'skip' ? SKIP : await this.takeProbe(route, chat.stream);
+      if (lease === SKIP) {
         continue;
       }
-      metrics.upstreamLatency.observe({ channel: route.channel.id }, (performance.now() - startedAt) / 1000);
-      const { statusCode } = result;
-      if (statusCode >= 200 && statusCode < 300) {
-        const attempt: Attempt = { chat, body, route, adapter, reply, format, meter, signal, startedAt };
-        const status = await this.relay(attempt, result.body, result.headers['content-length']);
-        if (status) {
-          metrics.completions.inc({ model: chat.model.id, outcome: status });
-          return status;
+      const startedAt = performance.now();
+      const attempt: Attempt = { chat, body, route, adapter, reply, format, meter, signal, startedAt, lease };
+      try {
+        const outcome = await this.attempt(attempt);
+        if (typeof outcome === 'string') {
+          metrics.completions.inc({ model: chat.model.id, outcome });
+          return outcome;
         }
-        lastFailure = this.routeFailed(route, { kind: 'abnormal' });
-      } else if (statusCode >= 500 || ROUTE_FAILURE_STATUSES.has(statusCode)) {
-        await result.body.dump();
-        lastFailure = this.routeFailed(route, { kind: 'status', status: statusCode });
-      } else {
-        const details = adapter.errorDetails(await readJsonBounded(result.body, ERROR_BODY_LIMIT_BYTES));
-        const refusal = upstreamRefusal(route, details, statusCode);
-        if (refusal instanceof ApiError) {
-          throw refusal;
+        lastFailure = outcome;
+      } finally {
+        if (lease) {
+          // A probe that reached no verdict (the client left, or the request was the client's fault) lets another probe.
+          await this.breaker.release(lease).catch(() => undefined);
         }
-        lastFailure = this.routeFailed(route, refusal);
       }
     }
-    metrics.completions.inc({ model: chat.model.id, outcome: `failed_${lastFailure.kind}` });
-    throw finalError(lastFailure, chat.model.id);
+    const failure = lastFailure ?? { kind: 'open' as const };
+    metrics.completions.inc({ model: chat.model.id, outcome: `failed_${failure.kind}` });
+    throw this.finalError(lastFailure, routes, chat.model.id);
   }
 
-  /** Logs and counts a route that could not serve; the next route is tried. */
-  private routeFailed(route: CatalogRoute, failure: RouteFailure, detail?: string): RouteFailure {
+  /** Tries to be the open channel's one probe: a lease, null when it closed meanwhile, or SKIP. */
+  private async takeProbe(route: CatalogRoute, stream: boolean): Promise<ProbeLease | null | typeof SKIP> {
+    const { connectMs, firstByteMs, streamFirstByteMs } = route.channel.timeouts;
+    const leaseMs = connectMs + (stream ? streamFirstByteMs : firstByteMs) + PROBE_LEASE_MARGIN_MS;
+    const lease = await this.breaker.takeProbe(route.channel.id, leaseMs);
+    return lease === 'closed' ? null : (lease ?? SKIP);
+  }
+
+  /** One upstream request: the answer's status once it reached the client, or why this route failed. */
+  private async attempt(attempt: Attempt): Promise<MeteredStatus | RouteFailure> {
+    const { chat, body, route, adapter, signal, lease } = attempt;
+    const request = adapter.buildRequest(route, body, chat);
+    const result = await this.upstream.post(
+      route.channel,
+      request.path,
+      request.headers,
+      request.payload,
+      signal,
+      chat.stream,
+    );
+    if (result.kind === 'unreachable') {
+      const outcome = result.timedOut ? 'timeout' : 'unreachable';
+      return this.routeFailed(route, lease, { kind: 'unreachable', breaker: true }, outcome, {}, result.detail);
+    }
+    metrics.upstreamLatency.observe({ channel: route.channel.id }, (performance.now() - attempt.startedAt) / 1000);
+    const { statusCode, headers } = result;
+    if (statusCode >= 200 && statusCode < 300) {
+      const status = await this.relay(attempt, result.body, headers['content-length']);
+      if (status) {
+        return status;
+      }
+      return this.routeFailed(route, lease, { kind: 'abnormal', breaker: true }, 'abnormal', headers);
+    }
+    const routeFailure = statusFailure(statusCode);
+    if (routeFailure) {
+      await result.body.dump();
+      return this.routeFailed(route, lease, routeFailure.failure, routeFailure.outcome, headers);
+    }
+    const details = adapter.errorDetails(await readJsonBounded(result.body, ERROR_BODY_LIMIT_BYTES));
+    const refusal = upstreamRefusal(route, details, statusCode);
+    if (refusal instanceof ApiError) {
+      metrics.upstreamRequests.inc({ channel: route.channel.id, outcome: 'client_error' });
+      throw refusal;
+    }
+    return this.routeFailed(route, lease, refusal, 'account', headers);
+  }
+
+  /** Logs and counts a route that could not serve, and tells its breaker; the next route is tried. */
+  private async routeFailed(
+    route: CatalogRoute,
+    lease: ProbeLease | null,
+    failure: RouteFailure,
+    outcome: UpstreamOutcome,
+    headers: IncomingHttpHeaders,
+    detail?: string,
+  ): Promise<RouteFailure> {
     const status = failure.kind === 'status' ? failure.status : undefined;
     this.logger.warn({ channel: route.channel.id, kind: failure.kind, status, detail }, 'upstream route failed');
     metrics.upstreamFailures.inc({ channel: route.channel.id, kind: failure.kind });
+    metrics.upstreamRequests.inc({ channel: route.channel.id, outcome });
+    if (failure.breaker) {
+      await this.breaker.failed(
+        route.channel,
+        {
+          kind: breakerKind(failure),
+          error: describeFailure(failure, outcome, detail),
+          retryAfterMs: retryAfterMs(headers),
+        },
+        lease,
+      );
+    }
     return failure;
+  }
+
+  /** The channel answered properly (a valid answer, or a stream's first event). */
+  private succeeded(attempt: Attempt): void {
+    metrics.upstreamRequests.inc({ channel: attempt.route.channel.id, outcome: 'ok' });
+    void this.breaker.succeeded(attempt.route.channel.id, attempt.lease);
+  }
+
+  /**
+   * The answer when no route served: the last tried route's failure (SPEC 7), or, when every route was
+   * skipped as open, the failure their breakers recorded. While every route is open, `retry-after`
+   * says when the first of them may be tried again.
+   */
+  private finalError(lastFailure: RouteFailure | null, routes: CatalogRoute[], modelId: string): ApiError {
+    const now = Date.now();
+    const views = routes.map((route) => this.breaker.view(route.channel.id));
+    const allOpen = views.every((view) => view.state !== 'closed');
+    const retryAfter = retryAfterSeconds(views, now);
+    if (!lastFailure) {
+      return allOpenError(views, modelId, retryAfter);
+    }
+    return finalError(lastFailure, modelId, allOpen ? { 'retry-after': String(retryAfter) } : {});
   }
 
   /** Relays a 2xx answer; null when it turned out abnormal before anything reached the client. */
@@ -133,7 +230,11 @@ export class ChatCompletionsService {
     if (chat.stream) {
       const translator = adapter.streamTranslator(route, chat);
       const measured = () => ({ usage: translator.usage(), deliveredTokens: () => translator.deliveredTokens() });
-      const limits = { signal: attempt.signal, drainTimeoutMs: this.config.relay.drainTimeoutMs };
+      const limits = {
+        signal: attempt.signal,
+        drainTimeoutMs: this.config.relay.drainTimeoutMs,
+        onStart: () => this.succeeded(attempt),
+      };
       const output = { translator, writer: format.streamWriter() };
       const outcome = await relayStream(body, reply, output, limits, async () => {
         const billed = await meter.record(result('completed', measured()));
@@ -146,6 +247,12 @@ export class ChatCompletionsService {
       if (outcome !== 'completed') {
         await meter.record(result(outcome, measured()));
       }
+      if (outcome === 'upstream_broken' && !attempt.signal.aborted) {
+        // After the client's first byte: the client got an error event and is billed for what it got.
+        await this.routeFailed(route, null, { kind: 'abnormal', breaker: true }, 'broken', {});
+      } else if (outcome === 'client_aborted') {
+        metrics.upstreamRequests.inc({ channel: route.channel.id, outcome: 'client_aborted' });
+      }
       return outcome;
     }
     const answer = await readJsonBounded(body, this.config.bodyLimitBytes, declaredLength);
@@ -157,6 +264,7 @@ export class ChatCompletionsService {
     if (!completion) {
       return null;
     }
+    this.succeeded(attempt);
     const deliveredTokens = () => countCompletionTokens(generatedText(completion.choices, 'message'));
     const reported = usageFrom(completion.usage);
     const billed = await meter.record(result('completed', { usage: reported, deliveredTokens }));

@@ -29,6 +29,8 @@ export interface RelayLimits {
   signal: AbortSignal;
   /** How long a write may wait for the client to read before the client is cut. */
   drainTimeoutMs: number;
+  /** Called once the first event proved the upstream answers properly and the 200 went out. */
+  onStart?: () => void;
 }
 
 /** Where the translated chat events go: the client's wire format (chat chunks, or reshaped). */
@@ -46,7 +48,7 @@ export async function relayStream(
   body: UpstreamBody,
   reply: FastifyReply,
   { translator, writer }: RelayOutput,
-  { signal, drainTimeoutMs }: RelayLimits,
+  { signal, drainTimeoutMs, onStart }: RelayLimits,
   /** Runs after the last chunk and before the stream's end (billing records a complete answer here); may add chat events. */
   beforeDone: () => Promise<string[]>,
 ): Promise<StreamOutcome> {
@@ -72,6 +74,7 @@ export async function relayStream(
           'x-accel-buffering': 'no',
         });
         started = true;
+        onStart?.();
       }
       const translated: string[] = [];
       for (const event of events) {

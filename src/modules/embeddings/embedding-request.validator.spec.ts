@@ -5,7 +5,16 @@ import { CatalogModel, CatalogRoute } from 'src/modules/models/catalog.service';
 
 const route = (type: ChannelType): CatalogRoute => ({
   upstreamModel: `${type}-embed`,
-  channel: { id: type, type, baseUrl: 'http://127.0.0.1:1/v1', apiKey: 'k', priority: 0, weight: 1 },
+  channel: {
+    id: type,
+    type,
+    baseUrl: 'http://127.0.0.1:1/v1',
+    apiKey: 'k',
+    priority: 0,
+    weight: 1,
+    timeouts: { connectMs: 1000, firstByteMs: 1000, streamFirstByteMs: 1000, silenceMs: 1000 },
+    autoDisableAfterHours: null,
+  },
 });
 const embedder: CatalogModel = {
   id: 'embed',

@@ -12,10 +12,10 @@ import { readJsonBounded } from 'src/modules/chat-completions/upstream/bounded-b
 import {
   ERROR_BODY_LIMIT_BYTES,
   finalError,
-  ROUTE_FAILURE_STATUSES,
   RouteFailure,
+  statusFailure,
   upstreamRefusal,
-} from 'src/modules/chat-completions/upstream/route-failure';
+} from 'src/modules/chat-completions/route-failure';
 import { UpstreamClient } from 'src/modules/chat-completions/upstream/upstream-client';
 import { EmbeddingAdmission } from 'src/modules/embeddings/embedding-request.validator';
 import { EmbeddingAdapter } from 'src/modules/embeddings/upstream/embedding-adapter';
@@ -46,7 +46,7 @@ export class EmbeddingsService {
 
   async embed(admitted: Admitted<EmbeddingAdmission>, reply: FastifyReply): Promise<MeteredStatus> {
     const { embedding, body, meter, signal } = admitted;
-    let lastFailure: RouteFailure = { kind: 'unreachable' };
+    let lastFailure: RouteFailure = { kind: 'unreachable', breaker: true };
     for (const route of orderRoutes(embedding.routes)) {
       const adapter = this.adapterFor(route);
       if (signal.aborted) {
@@ -54,13 +54,21 @@ export class EmbeddingsService {
       }
       const startedAt = performance.now();
       const request = adapter.buildRequest(route, body, embedding);
-      const result = await this.upstream.post(route.channel, request.path, request.headers, request.payload, signal);
+      const result = await this.upstream.post(
+        route.channel,
+        request.path,
+        request.headers,
+        request.payload,
+        signal,
+        false,
+      );
       if (result.kind === 'unreachable') {
-        lastFailure = this.routeFailed(route, { kind: 'unreachable' }, result.detail);
+        lastFailure = this.routeFailed(route, { kind: 'unreachable', breaker: true }, result.detail);
         continue;
       }
       metrics.upstreamLatency.observe({ channel: route.channel.id }, (performance.now() - startedAt) / 1000);
       const { statusCode } = result;
+      const failed = statusFailure(statusCode);
       if (statusCode >= 200 && statusCode < 300) {
         const answer = await readJsonBounded(result.body, this.config.bodyLimitBytes, result.headers['content-length']);
         if (signal.aborted) {
@@ -71,10 +79,10 @@ export class EmbeddingsService {
           metrics.embeddings.inc({ model: embedding.model.id, outcome: 'completed' });
           return 'completed';
         }
-        lastFailure = this.routeFailed(route, { kind: 'abnormal' });
-      } else if (statusCode >= 500 || ROUTE_FAILURE_STATUSES.has(statusCode)) {
+        lastFailure = this.routeFailed(route, { kind: 'abnormal', breaker: true });
+      } else if (failed) {
         await result.body.dump();
-        lastFailure = this.routeFailed(route, { kind: 'status', status: statusCode });
+        lastFailure = this.routeFailed(route, failed.failure);
       } else {
         const details = adapter.errorDetails(await readJsonBounded(result.body, ERROR_BODY_LIMIT_BYTES));
         const refusal = upstreamRefusal(route, details, statusCode);

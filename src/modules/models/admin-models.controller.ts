@@ -1,5 +1,5 @@
-import { Body, Controller, Get, Param, Put } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/common';
+import { ApiNoContentResponse, ApiTags } from '@nestjs/swagger';
 import { AdminAuth } from 'src/common/decorators/auth.decorators';
 import { modelIdParam } from 'src/common/http/params';
 import { ModelListResponseDto, ModelResponseDto, ModelUpsertDto } from 'src/modules/models/dto/model.dto';
@@ -22,5 +22,12 @@ export class AdminModelsController {
   @Get()
   async listModels(): Promise<ModelListResponseDto> {
     return { data: await this.service.list() };
+  }
+
+  @Delete(':modelId')
+  @HttpCode(204)
+  @ApiNoContentResponse({ description: 'Deleted with its routes; 404 when unknown' })
+  deleteModel(@Param('modelId', modelIdParam()) modelId: string): Promise<void> {
+    return this.service.delete(modelId);
   }
 }

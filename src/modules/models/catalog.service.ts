@@ -4,7 +4,9 @@ import { SecretBox } from 'src/common/crypto/secret-box';
 import { LOGGER } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
 import { InvalidationBus, InvalidationTopic } from 'src/common/redis/invalidation-bus';
+import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { ChannelEntity, ChannelType } from 'src/modules/channels/channel.entity';
+import { ChannelTimeouts, effectiveTimeouts } from 'src/modules/channels/channel-timeouts';
 import { ModelEntity, ModelKind } from 'src/modules/models/model.entity';
 import { ModelsRepository } from 'src/modules/models/models.repository';
 
@@ -16,6 +18,8 @@ export interface CatalogChannel {
   apiKey: string;
   priority: number;
   weight: number;
+  timeouts: ChannelTimeouts;
+  autoDisableAfterHours: number | null;
 }
 
 export interface CatalogRoute {
@@ -60,6 +64,7 @@ export class CatalogService implements OnModuleInit, OnModuleDestroy {
     private readonly secrets: SecretBox,
     private readonly bus: InvalidationBus,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -124,7 +129,7 @@ export class CatalogService implements OnModuleInit, OnModuleDestroy {
       }
       try {
         const apiKey = this.secrets.open(channel.apiKeySealed);
-        opened.set(channel.id, { ...pick(channel), apiKey });
+        opened.set(channel.id, { ...pick(channel, this.config.upstream), apiKey });
       } catch (error) {
         unreadable.add(channel.id);
         this.reportUnreadable(channel.id, channel.apiKeySealed, error as Error);
@@ -175,12 +180,14 @@ export class CatalogService implements OnModuleInit, OnModuleDestroy {
   }
 }
 
-function pick(channel: ChannelEntity): Omit<CatalogChannel, 'apiKey'> {
+function pick(channel: ChannelEntity, defaults: AppConfig['upstream']): Omit<CatalogChannel, 'apiKey'> {
   return {
     id: channel.id,
     type: channel.type,
     baseUrl: channel.baseUrl,
     priority: channel.priority,
     weight: channel.weight,
+    timeouts: effectiveTimeouts(channel, defaults),
+    autoDisableAfterHours: channel.autoDisableAfterHours,
   };
 }

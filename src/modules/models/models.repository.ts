@@ -28,6 +28,12 @@ export class ModelsRepository {
     return this.models.findOneOrFail({ where: { id: values.id }, relations: { routes: true } });
   }
 
+  /** Deletes the model and (cascading) its routes; false when there was none. */
+  async delete(id: string): Promise<boolean> {
+    const result = await this.models.delete({ id });
+    return (result.affected ?? 0) > 0;
+  }
+
   list(): Promise<ModelEntity[]> {
     return this.models.find({ relations: { routes: true }, order: { id: 'ASC' } });
   }

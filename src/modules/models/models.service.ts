@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ApiError } from 'src/common/errors/api-error';
+import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { parseUsd } from 'src/common/money/money';
 import { InvalidationBus, InvalidationTopic } from 'src/common/redis/invalidation-bus';
 import { ChannelsRepository } from 'src/modules/channels/channels.repository';
@@ -32,6 +32,14 @@ export class ModelsService {
     );
     await this.bus.publish(InvalidationTopic.Catalog, id);
     return ModelResponseDto.from(model);
+  }
+
+  /** Removes the model from the catalog of every process; its usage history stays (bills keep the model's id). */
+  async delete(id: string): Promise<void> {
+    if (!(await this.models.delete(id))) {
+      throw new ApiError(ErrorKind.NotFound, `No model with id '${id}'.`, 'modelId');
+    }
+    await this.bus.publish(InvalidationTopic.Catalog, id);
   }
 
   async list(): Promise<ModelResponseDto[]> {

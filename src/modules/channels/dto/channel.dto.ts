@@ -1,6 +1,58 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Length, Max, Min } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Length,
+  Max,
+  Min,
+  ValidateNested,
+} from 'class-validator';
 import { CHANNEL_TYPES, ChannelEntity, ChannelType } from 'src/modules/channels/channel.entity';
+import { ChannelTimeouts } from 'src/modules/channels/channel-timeouts';
+import { BreakerState, StoredBreaker } from 'src/modules/channels/health/breaker-policy';
+
+const MIN_TIMEOUT_MS = 100;
+const MAX_TIMEOUT_MS = 3_600_000;
+
+/** Each field in ms; one left out takes the process default (UPSTREAM_*_TIMEOUT_MS). */
+export class ChannelTimeoutsDto {
+  @ApiPropertyOptional({ description: 'Connecting to the upstream (default 5000)', example: 5000 })
+  @IsOptional()
+  @IsInt()
+  @Min(MIN_TIMEOUT_MS)
+  @Max(MAX_TIMEOUT_MS)
+  connectMs?: number;
+
+  @ApiPropertyOptional({ description: 'First byte of a non-streamed answer (default 300000)', example: 300000 })
+  @IsOptional()
+  @IsInt()
+  @Min(MIN_TIMEOUT_MS)
+  @Max(MAX_TIMEOUT_MS)
+  firstByteMs?: number;
+
+  @ApiPropertyOptional({ description: 'First byte of a streamed answer (default 30000)', example: 30000 })
+  @IsOptional()
+  @IsInt()
+  @Min(MIN_TIMEOUT_MS)
+  @Max(MAX_TIMEOUT_MS)
+  streamFirstByteMs?: number;
+
+  @ApiPropertyOptional({
+    description: 'Longest silence between two chunks of an answer (default 60000)',
+    example: 60000,
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(MIN_TIMEOUT_MS)
+  @Max(MAX_TIMEOUT_MS)
+  silenceMs?: number;
+}
 
 export class ChannelUpsertDto {
   @ApiProperty({ enum: CHANNEL_TYPES, description: '`openai` is any OpenAI-compatible upstream', example: 'openai' })
@@ -34,6 +86,84 @@ export class ChannelUpsertDto {
   @IsOptional()
   @IsBoolean()
   enabled: boolean = true;
+
+  @ApiPropertyOptional({ type: ChannelTimeoutsDto, description: 'Timeouts of this channel; any left out: the default' })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ChannelTimeoutsDto)
+  timeouts?: ChannelTimeoutsDto;
+
+  @ApiPropertyOptional({
+    type: Number,
+    nullable: true,
+    description:
+      'Switch the channel off (`enabled: false`) once its breaker has stayed open this many hours; null or absent: never',
+    example: 24,
+  })
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0.0001)
+  @Max(8760)
+  autoDisableAfterHours?: number | null;
+}
+
+export class ChannelTimeoutsResponseDto implements ChannelTimeouts {
+  @ApiProperty({ example: 5000 })
+  connectMs: number;
+
+  @ApiProperty({ example: 300000 })
+  firstByteMs: number;
+
+  @ApiProperty({ example: 30000 })
+  streamFirstByteMs: number;
+
+  @ApiProperty({ example: 60000 })
+  silenceMs: number;
+}
+
+export class ChannelHealthDto {
+  @ApiProperty({
+    enum: ['closed', 'half_open', 'open'],
+    description: 'The circuit breaker, shared by every API process',
+  })
+  state: BreakerState;
+
+  @ApiProperty({ description: 'Failures in a row, over every API process' })
+  consecutiveFailures: number;
+
+  @ApiProperty({
+    format: 'date-time',
+    nullable: true,
+    type: String,
+    description: 'Open: not tried before then; half-open: when the probe in flight gives up',
+  })
+  openUntil: string | null;
+
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'The last failure, without keys, addresses or organisation ids',
+  })
+  lastError: string | null;
+
+  @ApiProperty({
+    format: 'date-time',
+    nullable: true,
+    type: String,
+    description: 'Last proper answer (to within 10 s)',
+  })
+  lastOkAt: string | null;
+
+  static from(stored: StoredBreaker): ChannelHealthDto {
+    const at = (ms: number) => (ms > 0 ? new Date(ms).toISOString() : null);
+    return {
+      state: stored.state,
+      consecutiveFailures: stored.failures,
+      openUntil: stored.state === 'closed' ? null : at(stored.openUntil),
+      lastError: stored.lastError,
+      lastOkAt: at(stored.lastOkAt),
+    };
+  }
 }
 
 export class ChannelResponseDto {
@@ -61,13 +191,25 @@ export class ChannelResponseDto {
   @ApiProperty()
   enabled: boolean;
 
+  @ApiProperty({
+    type: ChannelTimeoutsResponseDto,
+    description: "Effective timeouts: the channel's own or the defaults",
+  })
+  timeouts: ChannelTimeoutsResponseDto;
+
+  @ApiProperty({ type: Number, nullable: true })
+  autoDisableAfterHours: number | null;
+
+  @ApiProperty({ type: ChannelHealthDto })
+  health: ChannelHealthDto;
+
   @ApiProperty({ format: 'date-time' })
   createdAt: string;
 
   @ApiProperty({ format: 'date-time' })
   updatedAt: string;
 
-  static from(channel: ChannelEntity): ChannelResponseDto {
+  static from(channel: ChannelEntity, timeouts: ChannelTimeouts, health: StoredBreaker): ChannelResponseDto {
     return {
       id: channel.id,
       type: channel.type,
@@ -76,10 +218,41 @@ export class ChannelResponseDto {
       priority: channel.priority,
       weight: channel.weight,
       enabled: channel.enabled,
+      timeouts,
+      autoDisableAfterHours: channel.autoDisableAfterHours,
+      health: ChannelHealthDto.from(health),
       createdAt: channel.createdAt.toISOString(),
       updatedAt: channel.updatedAt.toISOString(),
     };
   }
+}
+
+export class ChannelTestDto {
+  @ApiPropertyOptional({
+    description: "The upstream's name of the model to ask; default: the one the first route to this channel names",
+    example: 'gpt-4o-mini',
+  })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  model?: string;
+}
+
+export class ChannelTestResultDto {
+  @ApiProperty({ description: 'The channel answered a minimal completion properly; its breaker is closed' })
+  ok: boolean;
+
+  @ApiProperty({ type: Number, nullable: true, description: "The upstream's HTTP status; null when none came" })
+  status: number | null;
+
+  @ApiProperty({ description: 'From sending to the whole answer read' })
+  latencyMs: number;
+
+  @ApiProperty({ type: Number, nullable: true, description: "From sending to the response's first byte" })
+  firstByteMs: number | null;
+
+  @ApiPropertyOptional({ description: 'What went wrong, without keys, addresses or organisation ids' })
+  error?: string;
 }
 
 export class ChannelListResponseDto {

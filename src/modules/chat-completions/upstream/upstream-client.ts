@@ -1,7 +1,6 @@
-import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { IncomingHttpHeaders } from 'node:http';
 import { Dispatcher, Pool } from 'undici';
-import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { CatalogChannel } from 'src/modules/models/catalog.service';
 
 const POOL_CLOSE_WAIT_MS = 1_000;
@@ -10,11 +9,19 @@ export type UpstreamBody = Dispatcher.ResponseData['body'];
 
 export type UpstreamResult =
   | { kind: 'response'; statusCode: number; headers: IncomingHttpHeaders; body: UpstreamBody }
-  /** No response at all: refused, reset, DNS, or no headers in time. */
-  | { kind: 'unreachable'; detail: string };
+  /** No response at all: refused, reset, DNS, or no headers in time (`timedOut`). */
+  | { kind: 'unreachable'; detail: string; timedOut: boolean };
+
+/** undici's codes for a connect, first-byte (headers) or silence (body) timeout. */
+export const TIMEOUT_CODES: ReadonlySet<string> = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
 
 interface ChannelPool {
   baseUrl: string;
+  connectMs: number;
   basePath: string;
   pool: Pool;
 }
@@ -24,18 +31,26 @@ interface ChannelPool {
 export class UpstreamClient implements OnModuleDestroy {
   private readonly pools = new Map<string, ChannelPool>();
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
-
   async post(
     channel: CatalogChannel,
     path: string,
     headers: Record<string, string>,
     payload: string,
     signal: AbortSignal,
+    stream: boolean,
   ): Promise<UpstreamResult> {
     const { pool, basePath } = this.poolFor(channel);
+    const { firstByteMs, streamFirstByteMs, silenceMs } = channel.timeouts;
     try {
-      const response = await pool.request({ method: 'POST', path: basePath + path, headers, body: payload, signal });
+      const response = await pool.request({
+        method: 'POST',
+        path: basePath + path,
+        headers,
+        body: payload,
+        signal,
+        headersTimeout: stream ? streamFirstByteMs : firstByteMs,
+        bodyTimeout: silenceMs,
+      });
       return { kind: 'response', statusCode: response.statusCode, headers: response.headers, body: response.body };
     } catch (error) {
       if (signal.aborted) {
@@ -43,7 +58,7 @@ export class UpstreamClient implements OnModuleDestroy {
         throw signal.reason as Error;
       }
       const { code, message } = error as { code?: string; message: string };
-      return { kind: 'unreachable', detail: code ?? message };
+      return { kind: 'unreachable', detail: code ?? message, timedOut: code !== undefined && TIMEOUT_CODES.has(code) };
     }
   }
 
@@ -62,20 +77,22 @@ export class UpstreamClient implements OnModuleDestroy {
 
   private poolFor(channel: CatalogChannel): ChannelPool {
     const existing = this.pools.get(channel.id);
-    if (existing && existing.baseUrl === channel.baseUrl) {
+    const { connectMs, firstByteMs, silenceMs } = channel.timeouts;
+    if (existing && existing.baseUrl === channel.baseUrl && existing.connectMs === connectMs) {
       return existing;
     }
-    // The operator moved the channel: let the old pool finish its requests, then close.
+    // The operator moved the channel or changed its connect timeout: let the old pool finish its requests, then close.
     void existing?.pool.close().catch(() => undefined);
     const url = new URL(channel.baseUrl);
-    const { connectTimeoutMs, headersTimeoutMs, bodyTimeoutMs } = this.config.upstream;
     const created: ChannelPool = {
       baseUrl: channel.baseUrl,
+      connectMs,
       basePath: url.pathname.replace(/\/+$/, ''),
+      // Each request sets its own first-byte and silence timeouts; these only cover a request that does not.
       pool: new Pool(url.origin, {
-        connect: { timeout: connectTimeoutMs },
-        headersTimeout: headersTimeoutMs,
-        bodyTimeout: bodyTimeoutMs,
+        connect: { timeout: connectMs },
+        headersTimeout: firstByteMs,
+        bodyTimeout: silenceMs,
         keepAliveTimeout: 30_000,
       }),
     };
