@@ -22,7 +22,7 @@ export class ApiKeysController {
     @CurrentPrincipal() principal: ConsolePrincipal,
     @Body() dto: ApiKeyCreateDto,
   ): Promise<ApiKeyCreatedResponseDto> {
-    return this.service.create(principal.accountId, dto.name);
+    return this.service.create(principal.accountId, dto);
   }
 
   @Get()
@@ -36,7 +36,7 @@ export class ApiKeysController {
     @Param('keyId', uuidParam('keyId')) keyId: string,
     @Body() dto: ApiKeyUpdateDto,
   ): Promise<ApiKeyResponseDto> {
-    return this.service.setStatus(principal.accountId, keyId, dto.status);
+    return this.service.update(principal.accountId, keyId, dto);
   }
 
   @Delete(':keyId')

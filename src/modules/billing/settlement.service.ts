@@ -142,6 +142,7 @@ export class SettlementService {
         accountId: payload.accountId,
         requestId: payload.requestId,
         snapshot: result.snapshots.get(payload.accountId),
+        keySpent: spentOf(result.keySpent, payload.keyId),
       })),
     );
     const referrers = [...result.snapshots].filter(([id]) => !payloads.some((payload) => payload.accountId === id));
@@ -159,6 +160,11 @@ export class SettlementService {
       );
     }
   }
+}
+
+function spentOf(keySpent: Map<string, bigint>, keyId: string): { keyId: string; spent: bigint } | undefined {
+  const spent = keySpent.get(keyId);
+  return spent === undefined ? undefined : { keyId, spent };
 }
 
 function groupByAccount(payloads: SettleCompletionPayload[]): SettleCompletionPayload[][] {

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { FastifyReply } from 'fastify';
 import Redis from 'ioredis';
 import { ApiKeyPrincipal } from 'src/common/decorators/auth.decorators';
+import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { inOneWrite } from 'src/common/redis/one-write';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
@@ -81,6 +82,13 @@ export class CompletionAdmission {
     reply: FastifyReply,
   ): Promise<AdmittedCompletion> {
     const chat = validateChatRequest(body, (id) => this.catalog.get(id));
+    if (principal.allowedModels && !principal.allowedModels.has(chat.model.id)) {
+      throw new ApiError(
+        ErrorKind.ModelNotPermitted,
+        `This API key may not use the model '${chat.model.id}'. Allow it for the key in the console.`,
+        'model',
+      );
+    }
     const validated = body as Record<string, unknown>;
     const scope: LimitScope = { accountId: principal.accountId, modelId: chat.model.id, user: endUserOf(validated) };
     const limits = this.policy.limitsFor(principal.accountId, chat.model);
@@ -139,7 +147,14 @@ export class CompletionAdmission {
     // Usage is recorded long after admission; by then the token admission is known.
     const admitted: { tokens?: TokenAdmission } = {};
     const onRecorded = (usage: TokenUsage) => admitted.tokens?.settle(usage.promptTokens + usage.completionTokens);
-    const metered = { requestId, accountId: principal.accountId, keyId: principal.keyId, model: chat.model, held };
+    const metered = {
+      requestId,
+      accountId: principal.accountId,
+      keyId: principal.keyId,
+      keySpendLimit: principal.spendLimit,
+      model: chat.model,
+      held,
+    };
     const [requests, tokens, meter] = await inOneWrite(this.redis, () =>
       Promise.allSettled([
         this.requestLimiter.admit(scope, limits, setHeaders),
