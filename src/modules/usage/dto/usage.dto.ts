@@ -1,10 +1,27 @@
 import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { Transform } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  ArrayUnique,
+  IsIn,
+  IsOptional,
+  IsString,
+  IsUUID,
+  MaxLength,
+} from 'class-validator';
 import { DateRangeQueryDto, PageQueryDto } from 'src/common/http/date-range.dto';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
 
 export const USAGE_GROUPINGS = ['day', 'model', 'key'] as const;
 export type UsageGrouping = (typeof USAGE_GROUPINGS)[number];
+const GROUPING_MESSAGE = 'groupBy must be a list of day, model and key, each at most once';
+
+/** `groupBy=day,model` and `groupBy=day&groupBy=model` both read as ['day', 'model']. */
+function groupingList({ value }: { value: unknown }): unknown {
+  const parts = Array.isArray(value) ? value : [value];
+  return parts.flatMap((part) => (typeof part === 'string' ? part.split(',') : [part]));
+}
 
 /** Filters shared by the usage totals and the bills. */
 class UsageFilterDto {
@@ -21,22 +38,37 @@ class UsageFilterDto {
 }
 
 export class UsageQueryDto extends IntersectionType(DateRangeQueryDto, UsageFilterDto) {
-  @ApiPropertyOptional({ enum: USAGE_GROUPINGS, default: 'day' })
+  @ApiPropertyOptional({
+    description: 'The columns to total by, in order: `day,model` gives one row per day and model',
+    enum: USAGE_GROUPINGS,
+    enumName: 'UsageGrouping',
+    isArray: true,
+    example: ['day', 'model'],
+    default: ['day'],
+  })
   @IsOptional()
-  @IsIn(USAGE_GROUPINGS, { message: 'groupBy must be one of: day, model, key' })
-  groupBy: UsageGrouping = 'day';
+  @Transform(groupingList)
+  @ArrayMinSize(1, { message: GROUPING_MESSAGE })
+  @ArrayMaxSize(USAGE_GROUPINGS.length, { message: GROUPING_MESSAGE })
+  @ArrayUnique(undefined, { message: GROUPING_MESSAGE })
+  @IsIn(USAGE_GROUPINGS, { each: true, message: GROUPING_MESSAGE })
+  groupBy: UsageGrouping[] = ['day'];
 }
 
 export class BillsQueryDto extends IntersectionType(PageQueryDto, UsageFilterDto) {}
 
 export class UsageRowDto {
-  @ApiPropertyOptional({ description: 'With groupBy=day', example: '2026-11-21' })
+  @ApiPropertyOptional({ description: 'When grouped by day', example: '2026-11-21', format: 'date' })
   date?: string;
 
-  @ApiPropertyOptional({ description: 'With groupBy=model', example: 'gpt-4o' })
+  @ApiPropertyOptional({ description: 'When grouped by model', example: 'gpt-4o' })
   model?: string;
 
-  @ApiPropertyOptional({ description: 'With groupBy=key', format: 'uuid' })
+  @ApiPropertyOptional({
+    description: 'When grouped by key',
+    format: 'uuid',
+    example: '3f1c2a9e-8b4d-4c6e-9a7b-1d2e3f4a5b6c',
+  })
   keyId?: string;
 
   @ApiProperty({ example: 42 })
