@@ -19,7 +19,7 @@ const GROUPING_MESSAGE = 'groupBy must be a list of day, model and key, each at 
 
 /** `groupBy=day,model` and `groupBy=day&groupBy=model` both read as ['day', 'model']. */
 function groupingList({ value }: { value: unknown }): unknown {
-  const parts = Array.isArray(value) ? value : [value];
+  const parts: unknown[] = Array.isArray(value) ? (value as unknown[]) : [value];
   return parts.flatMap((part) => (typeof part === 'string' ? part.split(',') : [part]));
 }
 
