@@ -1,5 +1,24 @@
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { ErrorObjectDto, ErrorResponseDto } from 'src/common/openapi/error-response.dto';
+
+type Operation = OpenAPIObject['paths'][string]['get'] & {};
+type ResponseObject = { description: string; content?: Record<string, unknown> };
+
+const ERROR_SCHEMA = { $ref: '#/components/schemas/ErrorResponseDto' };
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid request: `param` names the field or parameter',
+  401: 'Missing or invalid credentials',
+  403: 'Refused: the key is disabled or expired, the model not permitted for it, or the balance or the key spend limit too low',
+  404: 'Not found',
+  409: 'Conflict',
+  429: 'Rate limited; see the retry-after header',
+  500: 'Internal or upstream error',
+  502: 'The upstream could not be reached',
+  503: 'Overloaded or shutting down; retry after the retry-after header',
+};
+/** The wallets' notifications answer in the wallets' own shapes, not SPEC's. */
+const OWN_ERROR_SHAPES = ['/webhooks/'];
 
 /** Sorts object keys recursively, so the committed openapi.json only changes when the API does. */
 function sortKeys(value: unknown): unknown {
@@ -16,6 +35,52 @@ function sortKeys(value: unknown): unknown {
   return value;
 }
 
+/**
+ * The errors every operation of a kind can answer, from what it takes: a body or parameters can be
+ * invalid (400), credentials missing (401), a path id unknown (404); /v1 also refuses (403), rate
+ * limits (429) and may fail upstream or be overloaded (5xx).
+ */
+function errorStatusesOf(path: string, operation: Operation): number[] {
+  const statuses: number[] = [];
+  const parameters = (operation.parameters ?? []) as { in?: string }[];
+  if (operation.requestBody || parameters.some((parameter) => parameter.in !== 'header')) {
+    statuses.push(400);
+  }
+  if ((operation.security ?? []).length > 0) {
+    statuses.push(401);
+  }
+  if (path.includes('{')) {
+    statuses.push(404);
+  }
+  if (path.startsWith('/v1/')) {
+    statuses.push(403, 429, 503);
+    if (operation.requestBody) {
+      statuses.push(500, 502);
+    }
+  }
+  return statuses;
+}
+
+/** Every error response of SPEC's surfaces carries the error object, declared or added by rule. */
+function addErrorResponses(document: OpenAPIObject): void {
+  for (const [path, item] of Object.entries(document.paths)) {
+    if (OWN_ERROR_SHAPES.some((prefix) => path.startsWith(prefix))) {
+      continue;
+    }
+    for (const operation of Object.values(item) as Operation[]) {
+      const responses = operation.responses as Record<string, ResponseObject>;
+      for (const status of errorStatusesOf(path, operation)) {
+        responses[status] ??= { description: ERROR_DESCRIPTIONS[status] };
+      }
+      for (const [status, response] of Object.entries(responses)) {
+        if (Number(status) >= 400 && !response.content) {
+          response.content = { 'application/json': { schema: ERROR_SCHEMA } };
+        }
+      }
+    }
+  }
+}
+
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('LLM Gateway')
@@ -29,7 +94,10 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addSecurity('admin', { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' })
     .build();
   const document = SwaggerModule.createDocument(app, config, {
+    // The controller method names are the operationIds: unique, readable, and kept once published.
     operationIdFactory: (_controllerKey, methodKey) => methodKey,
+    extraModels: [ErrorObjectDto, ErrorResponseDto],
   });
+  addErrorResponses(document);
   return sortKeys(document) as OpenAPIObject;
 }

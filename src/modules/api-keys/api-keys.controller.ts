@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
-import { ApiNoContentResponse, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth, ConsolePrincipal, CurrentPrincipal } from 'src/common/decorators/auth.decorators';
 import { uuidParam } from 'src/common/http/params';
 import { ApiKeysService } from 'src/modules/api-keys/api-keys.service';
@@ -18,6 +18,7 @@ export class ApiKeysController {
   constructor(private readonly service: ApiKeysService) {}
 
   @Post()
+  @ApiCreatedResponse({ type: ApiKeyCreatedResponseDto })
   createApiKey(
     @CurrentPrincipal() principal: ConsolePrincipal,
     @Body() dto: ApiKeyCreateDto,
@@ -26,11 +27,13 @@ export class ApiKeysController {
   }
 
   @Get()
+  @ApiOkResponse({ type: ApiKeyListResponseDto })
   async listApiKeys(@CurrentPrincipal() principal: ConsolePrincipal): Promise<ApiKeyListResponseDto> {
     return { data: await this.service.list(principal.accountId) };
   }
 
   @Patch(':keyId')
+  @ApiOkResponse({ type: ApiKeyResponseDto })
   updateApiKey(
     @CurrentPrincipal() principal: ConsolePrincipal,
     @Param('keyId', uuidParam('keyId')) keyId: string,

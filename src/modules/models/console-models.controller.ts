@@ -1,5 +1,5 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth, ConsolePrincipal, CurrentPrincipal } from 'src/common/decorators/auth.decorators';
 import { formatUsd } from 'src/common/money/money';
 import { CatalogService } from 'src/modules/models/catalog.service';
@@ -17,6 +17,7 @@ export class ConsoleModelsController {
 
   /** The servable models with their prices, and this account's own limits on each (both from memory). */
   @Get()
+  @ApiOkResponse({ type: ConsoleModelListDto })
   listConsoleModels(@CurrentPrincipal() principal: ConsolePrincipal): ConsoleModelListDto {
     const models = this.catalog.list().sort((a, b) => a.id.localeCompare(b.id));
     return {

@@ -1,5 +1,5 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth, ApiKeyPrincipal, CurrentPrincipal } from 'src/common/decorators/auth.decorators';
 import { PublicModelListDto } from 'src/modules/models/dto/model.dto';
 import { CatalogService } from 'src/modules/models/catalog.service';
@@ -11,6 +11,7 @@ export class ModelsController {
   constructor(private readonly catalog: CatalogService) {}
 
   @Get()
+  @ApiOkResponse({ type: PublicModelListDto })
   listPublicModels(@CurrentPrincipal() principal: ApiKeyPrincipal): PublicModelListDto {
     // A key limited to some models sees only those.
     const allowed = principal.allowedModels;

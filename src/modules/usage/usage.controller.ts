@@ -1,5 +1,5 @@
 import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOkResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { FastifyReply } from 'fastify';
 import { ConsoleAuth, ConsolePrincipal, CurrentPrincipal } from 'src/common/decorators/auth.decorators';
 import { CSV_CONTENT_TYPE, prefersCsv } from 'src/common/http/csv';
@@ -16,7 +16,18 @@ import { UsageService } from 'src/modules/usage/usage.service';
 /** The header that carries the next page's cursor beside a CSV page of bills. */
 export const NEXT_CURSOR_HEADER = 'x-next-cursor';
 
+/** A 200 that is JSON, or CSV (RFC 4180, a header row) when the Accept header asks for text/csv. */
+const jsonOrCsv = (type: new () => unknown, description: string, csvExample: string) =>
+  ApiOkResponse({
+    description,
+    content: {
+      'application/json': { schema: { $ref: getSchemaPath(type) } },
+      'text/csv': { schema: { type: 'string', example: csvExample } },
+    },
+  });
+
 @ApiTags('console')
+@ApiExtraModels(UsageListDto, BillPageDto)
 @ConsoleAuth()
 @Controller('console')
 export class UsageController {
@@ -24,6 +35,11 @@ export class UsageController {
 
   /** JSON, or CSV when the Accept header asks for text/csv. */
   @Get('usage')
+  @jsonOrCsv(
+    UsageListDto,
+    'Totals per group; CSV for Accept: text/csv',
+    'date,model,requests,promptTokens,completionTokens,cost\r\n2026-11-21,gpt-4o,42,12000,3400,0.064\r\n',
+  )
   async getUsage(
     @CurrentPrincipal() principal: ConsolePrincipal,
     @Query() query: UsageQueryDto,
@@ -39,6 +55,11 @@ export class UsageController {
 
   /** JSON, or one page as CSV (its next cursor in x-next-cursor) when the Accept header asks for text/csv. */
   @Get('bills')
+  @jsonOrCsv(
+    BillPageDto,
+    'One page of bills, newest first; for Accept: text/csv, the page as CSV and its next cursor in the x-next-cursor header',
+    'requestId,createdAt,model,keyId,promptTokens,completionTokens,cost\r\n',
+  )
   async listBills(
     @CurrentPrincipal() principal: ConsolePrincipal,
     @Query() query: BillsQueryDto,
@@ -57,6 +78,7 @@ export class UsageController {
   }
 
   @Get('ledger')
+  @ApiOkResponse({ type: LedgerPageDto })
   listLedgerEntries(
     @CurrentPrincipal() principal: ConsolePrincipal,
     @Query() query: PageQueryDto,

@@ -1,9 +1,14 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Length, Max, Min } from 'class-validator';
 import { CHANNEL_TYPES, ChannelEntity, ChannelType } from 'src/modules/channels/channel.entity';
 
 export class ChannelUpsertDto {
-  @ApiProperty({ enum: CHANNEL_TYPES, description: '`openai` is any OpenAI-compatible upstream', example: 'openai' })
+  @ApiProperty({
+    enumName: 'ChannelType',
+    enum: CHANNEL_TYPES,
+    description: '`openai` is any OpenAI-compatible upstream',
+    example: 'openai',
+  })
   @IsIn(CHANNEL_TYPES)
   type: ChannelType;
 
@@ -16,21 +21,21 @@ export class ChannelUpsertDto {
   @Length(1, 1000)
   apiKey: string;
 
-  @ApiProperty({ description: 'Higher priorities are tried first', default: 0, example: 0 })
+  @ApiPropertyOptional({ description: 'Higher priorities are tried first', default: 0, example: 0 })
   @IsOptional()
   @IsInt()
   @Min(-1000)
   @Max(1000)
   priority: number = 0;
 
-  @ApiProperty({ description: 'Share of traffic among channels of the same priority', default: 1, example: 1 })
+  @ApiPropertyOptional({ description: 'Share of traffic among channels of the same priority', default: 1, example: 1 })
   @IsOptional()
   @IsInt()
   @Min(0)
   @Max(1000)
   weight: number = 1;
 
-  @ApiProperty({ default: true })
+  @ApiPropertyOptional({ example: true, default: true })
   @IsOptional()
   @IsBoolean()
   enabled: boolean = true;
@@ -40,7 +45,7 @@ export class ChannelResponseDto {
   @ApiProperty({ example: 'openai-main' })
   id: string;
 
-  @ApiProperty({ enum: CHANNEL_TYPES })
+  @ApiProperty({ example: 'openai', enumName: 'ChannelType', enum: CHANNEL_TYPES })
   type: ChannelType;
 
   @ApiProperty({ example: 'http://127.0.0.1:9000/v1' })
@@ -52,19 +57,19 @@ export class ChannelResponseDto {
   })
   maskedApiKey: string;
 
-  @ApiProperty()
+  @ApiProperty({ example: 0 })
   priority: number;
 
-  @ApiProperty()
+  @ApiProperty({ example: 1 })
   weight: number;
 
-  @ApiProperty()
+  @ApiProperty({ example: true })
   enabled: boolean;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ example: '2026-11-21T08:30:00.000Z', format: 'date-time' })
   createdAt: string;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ example: '2026-11-21T08:30:00.000Z', format: 'date-time' })
   updatedAt: string;
 
   static from(channel: ChannelEntity): ChannelResponseDto {

@@ -11,6 +11,7 @@ import {
   MaxLength,
 } from 'class-validator';
 import { DateRangeQueryDto, PageQueryDto } from 'src/common/http/date-range.dto';
+import { MONEY_PATTERN } from 'src/common/openapi/money-property';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
 
 export const USAGE_GROUPINGS = ['day', 'model', 'key'] as const;
@@ -39,7 +40,7 @@ class UsageFilterDto {
 
 export class UsageQueryDto extends IntersectionType(DateRangeQueryDto, UsageFilterDto) {
   @ApiPropertyOptional({
-    description: 'The columns to total by, in order: `day,model` gives one row per day and model',
+    description: 'The columns to total by, in order: `day, model` gives one row per day and model',
     enum: USAGE_GROUPINGS,
     enumName: 'UsageGrouping',
     isArray: true,
@@ -80,7 +81,7 @@ export class UsageRowDto {
   @ApiProperty({ example: 3400 })
   completionTokens: number;
 
-  @ApiProperty({ description: 'USD charged, exact decimal string', example: '0.064' })
+  @ApiProperty({ pattern: MONEY_PATTERN, description: 'USD charged, exact decimal string', example: '0.064' })
   cost: string;
 }
 
@@ -93,22 +94,22 @@ export class BillDto {
   @ApiProperty({ description: 'The x-request-id of the completion', example: 'req_…' })
   requestId: string;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ example: '2026-11-21T08:30:00.000Z', format: 'date-time' })
   createdAt: string;
 
   @ApiProperty({ example: 'gpt-4o' })
   model: string;
 
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ example: '3f1c2a9e-8b4d-4c6e-9a7b-1d2e3f4a5b6c', format: 'uuid' })
   keyId: string;
 
-  @ApiProperty()
+  @ApiProperty({ example: 12000 })
   promptTokens: number;
 
-  @ApiProperty()
+  @ApiProperty({ example: 3400 })
   completionTokens: number;
 
-  @ApiProperty({ description: 'USD charged, exact decimal string', example: '0.0075' })
+  @ApiProperty({ pattern: MONEY_PATTERN, description: 'USD charged, exact decimal string', example: '0.0075' })
   cost: string;
 }
 
@@ -116,7 +117,12 @@ export class BillPageDto {
   @ApiProperty({ type: [BillDto] })
   data: BillDto[];
 
-  @ApiProperty({ type: String, nullable: true, description: 'Pass as cursor for the next page; null on the last' })
+  @ApiProperty({
+    example: 'WyIyMDI2LTExLTIxVDA4OjMwOjAwWiIsInJlcV8xIl0',
+    type: String,
+    nullable: true,
+    description: 'Pass as cursor for the next page; null on the last',
+  })
   nextCursor: string | null;
 }
 
@@ -124,6 +130,11 @@ export class LedgerPageDto {
   @ApiProperty({ type: [LedgerEntryResponseDto] })
   data: LedgerEntryResponseDto[];
 
-  @ApiProperty({ type: String, nullable: true, description: 'Pass as cursor for the next page; null on the last' })
+  @ApiProperty({
+    example: 'WyIyMDI2LTExLTIxVDA4OjMwOjAwWiIsInJlcV8xIl0',
+    type: String,
+    nullable: true,
+    description: 'Pass as cursor for the next page; null on the last',
+  })
   nextCursor: string | null;
 }
