@@ -7,7 +7,7 @@ export class ImageUrlDto {
   @ApiProperty({
     example: 'https://example.com/cat.png',
     description:
-      'Either an absolute HTTP(S) URL of an image, or a base64 data URI of the form data:<media_type>;base64, <data>',
+      'Either an absolute HTTP(S) URL of an image, or a base64 data URI of the form data:<media_type>;base64,<data>',
   })
   url: string;
 }

@@ -40,7 +40,7 @@ class UsageFilterDto {
 
 export class UsageQueryDto extends IntersectionType(DateRangeQueryDto, UsageFilterDto) {
   @ApiPropertyOptional({
-    description: 'The columns to total by, in order: `day, model` gives one row per day and model',
+    description: 'The columns to total by, in order: `day,model` gives one row per day and model',
     enum: USAGE_GROUPINGS,
     enumName: 'UsageGrouping',
     isArray: true,
