@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { documentedDefault } from 'src/openapi';
 
 /** The committed document (generated-artifacts.e2e-spec.ts proves it is what the code generates). */
 const document = JSON.parse(readFileSync(join(__dirname, '..', 'openapi.json'), 'utf8')) as {
@@ -17,6 +18,7 @@ interface Schema {
   example?: unknown;
   pattern?: string;
   default?: unknown;
+  description?: string;
   required?: string[];
   properties?: Record<string, Schema>;
 }
@@ -81,8 +83,13 @@ describe('openapi.json', () => {
         .map(([property]) => `${name}.${property}`),
     );
     expect(required).toEqual([]);
-    // The chat request: {model, messages} alone is a whole request.
-    expect(document.components.schemas.ChatCompletionRequestDto.required).toEqual(['model', 'messages']);
+    // The chat request: {model, messages} alone is a whole request, and its defaults are stated in words.
+    const request = document.components.schemas.ChatCompletionRequestDto;
+    expect(request.required).toEqual(['model', 'messages']);
+    const defaults = ['temperature', 'n', 'stream'].map((name) =>
+      documentedDefault(request.properties![name].description),
+    );
+    expect(defaults).toEqual([1, 1, false]);
   });
 
   it('should name every enum (a schema of its own, referenced)', () => {

@@ -4,6 +4,10 @@ import { ErrorObjectDto, ErrorResponseDto } from 'src/common/openapi/error-respo
 
 type Operation = OpenAPIObject['paths'][string]['get'] & {};
 type ResponseObject = { description: string; content?: Record<string, unknown> };
+interface SchemaLike {
+  required?: string[];
+  properties?: Record<string, { default?: unknown; description?: string }>;
+}
 
 const ERROR_SCHEMA = { $ref: '#/components/schemas/ErrorResponseDto' };
 const ERROR_DESCRIPTIONS: Record<number, string> = {
@@ -81,6 +85,32 @@ function addErrorResponses(document: OpenAPIObject): void {
   }
 }
 
+const DEFAULT_SENTENCE = 'Default when left out: ';
+
+/** The default a property's description states (describeDefaults), or undefined. */
+export function documentedDefault(description: string | undefined): unknown {
+  const stated = new RegExp(`${DEFAULT_SENTENCE}\`(.+?)\`\\.`).exec(description ?? '');
+  return stated ? JSON.parse(stated[1]) : undefined;
+}
+
+/**
+ * A property a client may leave out keeps its default in words only: generators such as
+ * openapi-typescript read `default` as "always present" and would make `{ model, messages }`
+ * an incomplete chat request.
+ */
+function describeDefaults(document: OpenAPIObject): void {
+  for (const schema of Object.values(document.components?.schemas ?? {}) as SchemaLike[]) {
+    for (const [name, property] of Object.entries(schema.properties ?? {})) {
+      if (property.default === undefined || (schema.required ?? []).includes(name)) {
+        continue;
+      }
+      const sentence = `${DEFAULT_SENTENCE}\`${JSON.stringify(property.default)}\`.`;
+      property.description = property.description ? `${property.description}. ${sentence}` : sentence;
+      delete property.default;
+    }
+  }
+}
+
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('LLM Gateway')
@@ -99,5 +129,6 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     extraModels: [ErrorObjectDto, ErrorResponseDto],
   });
   addErrorResponses(document);
+  describeDefaults(document);
   return sortKeys(document) as OpenAPIObject;
 }
