@@ -26,7 +26,8 @@ interface CachedKey {
   expiresAt: number;
 }
 
-// Status and control changes (name, expiry, models, spend limit) are pushed over the invalidation bus; the TTL only bounds staleness if a message is lost.
+// Status and control changes (expiry, models, spend limit) are pushed over the invalidation bus; the TTL only
+// bounds staleness if a message is lost.
 const CACHE_TTL_MS = 60_000;
 // Keys that are not in the database; a key is never issued after its hash was looked up, so this can be as long.
 const UNKNOWN_TTL_MS = 60_000;
