@@ -4,7 +4,17 @@ import { documentedDefault } from 'src/openapi';
 
 /** The committed document (generated-artifacts.e2e-spec.ts proves it is what the code generates). */
 const document = JSON.parse(readFileSync(join(__dirname, '..', 'openapi.json'), 'utf8')) as {
-  paths: Record<string, Record<string, { operationId: string; responses: Record<string, { content?: unknown }> }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        operationId: string;
+        parameters?: { name: string; in: string; required?: boolean; schema: Schema }[];
+        responses: Record<string, { content?: unknown }>;
+      }
+    >
+  >;
   components: { schemas: Record<string, Schema> };
 };
 
@@ -90,6 +100,25 @@ describe('openapi.json', () => {
       documentedDefault(request.properties![name].description),
     );
     expect(defaults).toEqual([1, 1, false]);
+  });
+
+  it('should type every parameter with an example or a named schema, and state defaults in words', () => {
+    const parameters = operations.flatMap(({ name, operation }) =>
+      (operation.parameters ?? []).map((parameter) => ({
+        where: `${name} ${parameter.in}:${parameter.name}`,
+        parameter,
+      })),
+    );
+    expect(parameters.length).toBeGreaterThan(30);
+    const described = ({ schema }: { schema: Schema }) =>
+      Boolean(schema.type && (schema.example !== undefined || schema.items?.$ref)) ||
+      Boolean(schema.$ref || schema.allOf);
+    expect(parameters.filter(({ parameter }) => !described(parameter)).map(({ where }) => where)).toEqual([]);
+    expect(
+      parameters
+        .filter(({ parameter }) => parameter.schema.enum || parameter.schema.default !== undefined)
+        .map(({ where }) => where),
+    ).toEqual([]);
   });
 
   it('should name every enum (a schema of its own, referenced)', () => {

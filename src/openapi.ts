@@ -21,6 +21,17 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   502: 'The upstream could not be reached',
   503: 'Overloaded or shutting down; retry after the retry-after header',
 };
+/**
+ * Path parameters, described once by name: ids checked as UUIDs (uuidParam) and the operator's own
+ * ids of models and channels.
+ */
+const PATH_PARAMETERS: Record<string, { format?: string; example: string }> = {
+  accountId: { format: 'uuid', example: '3f1c2a9e-8b4d-4c6e-9a7b-1d2e3f4a5b6c' },
+  keyId: { format: 'uuid', example: '9b2d7c1e-4f3a-4e5b-8c6d-7e8f9a0b1c2d' },
+  topupId: { format: 'uuid', example: '5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9' },
+  modelId: { example: 'gpt-4o' },
+  channelId: { example: 'openai-main' },
+};
 /** The wallets' notifications answer in the wallets' own shapes, not SPEC's. */
 const OWN_ERROR_SHAPES = ['/webhooks/'];
 
@@ -65,6 +76,32 @@ function errorStatusesOf(path: string, operation: Operation): number[] {
   return statuses;
 }
 
+interface ParameterLike {
+  in: string;
+  name: string;
+  required?: boolean;
+  description?: string;
+  schema?: { default?: unknown; [key: string]: unknown };
+}
+
+/** Path parameters get their type and example from PATH_PARAMETERS; optional query parameters state their default in words. */
+function describeParameters(document: OpenAPIObject): void {
+  for (const item of Object.values(document.paths)) {
+    for (const operation of Object.values(item) as Operation[]) {
+      for (const parameter of (operation.parameters ?? []) as ParameterLike[]) {
+        const known = parameter.in === 'path' ? PATH_PARAMETERS[parameter.name] : undefined;
+        if (known) {
+          parameter.schema = { ...parameter.schema, type: 'string', ...known };
+        }
+        if (parameter.schema?.default !== undefined && !parameter.required) {
+          parameter.description = withDefault(parameter.description, parameter.schema.default);
+          delete parameter.schema.default;
+        }
+      }
+    }
+  }
+}
+
 /** Every error response of SPEC's surfaces carries the error object, declared or added by rule. */
 function addErrorResponses(document: OpenAPIObject): void {
   for (const [path, item] of Object.entries(document.paths)) {
@@ -87,6 +124,11 @@ function addErrorResponses(document: OpenAPIObject): void {
 
 const DEFAULT_SENTENCE = 'Default when left out: ';
 
+function withDefault(description: string | undefined, value: unknown): string {
+  const sentence = `${DEFAULT_SENTENCE}\`${JSON.stringify(value)}\`.`;
+  return description ? `${description.replace(/\.$/, '')}. ${sentence}` : sentence;
+}
+
 /** The default a property's description states (describeDefaults), or undefined. */
 export function documentedDefault(description: string | undefined): unknown {
   const stated = new RegExp(`${DEFAULT_SENTENCE}\`(.+?)\`\\.`).exec(description ?? '');
@@ -104,8 +146,7 @@ function describeDefaults(document: OpenAPIObject): void {
       if (property.default === undefined || (schema.required ?? []).includes(name)) {
         continue;
       }
-      const sentence = `${DEFAULT_SENTENCE}\`${JSON.stringify(property.default)}\`.`;
-      property.description = property.description ? `${property.description}. ${sentence}` : sentence;
+      property.description = withDefault(property.description, property.default);
       delete property.default;
     }
   }
@@ -130,5 +171,6 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   });
   addErrorResponses(document);
   describeDefaults(document);
+  describeParameters(document);
   return sortKeys(document) as OpenAPIObject;
 }

@@ -99,12 +99,12 @@ export class AdminDepositPageDto {
 }
 
 export class AdminDepositQueryDto extends CursorQueryDto {
-  @ApiPropertyOptional({ enum: DEPOSIT_STATUSES })
+  @ApiPropertyOptional({ enum: DEPOSIT_STATUSES, enumName: 'DepositStatus', example: 'below_minimum' })
   @IsOptional()
   @IsIn(DEPOSIT_STATUSES, { message: 'status must be credited or below_minimum' })
   status?: DepositStatus;
 
-  @ApiPropertyOptional({ enum: USDT_NETWORKS })
+  @ApiPropertyOptional({ enum: USDT_NETWORKS, enumName: 'UsdtNetwork', example: 'TRC20' })
   @IsOptional()
   @IsIn(USDT_NETWORKS, { message: 'network must be TRC20 or ERC20' })
   network?: UsdtNetwork;

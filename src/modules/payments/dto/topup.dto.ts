@@ -185,7 +185,7 @@ export class AdminTopupQueryDto extends TopupPageQueryDto {
   @IsIn(TOPUP_STATUSES, { message: 'status must be pending, paid or expired' })
   status?: TopupStatus;
 
-  @ApiPropertyOptional({ format: 'uuid' })
+  @ApiPropertyOptional({ format: 'uuid', example: '3f1c2a9e-8b4d-4c6e-9a7b-1d2e3f4a5b6c' })
   @IsOptional()
   @IsUUID('all', { message: 'accountId must be a UUID' })
   accountId?: string;

@@ -32,7 +32,7 @@ class UsageFilterDto {
   @MaxLength(128)
   model?: string;
 
-  @ApiPropertyOptional({ format: 'uuid' })
+  @ApiPropertyOptional({ format: 'uuid', example: '3f1c2a9e-8b4d-4c6e-9a7b-1d2e3f4a5b6c' })
   @IsOptional()
   @IsUUID('all', { message: 'keyId must be a UUID' })
   keyId?: string;
@@ -40,7 +40,7 @@ class UsageFilterDto {
 
 export class UsageQueryDto extends IntersectionType(DateRangeQueryDto, UsageFilterDto) {
   @ApiPropertyOptional({
-    description: 'The columns to total by, in order: `day,model` gives one row per day and model',
+    description: 'The columns to total by, in order: `day,model` gives one row per day and model. Without it, by day',
     enum: USAGE_GROUPINGS,
     enumName: 'UsageGrouping',
     isArray: true,
