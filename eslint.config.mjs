@@ -12,6 +12,8 @@ export default tseslint.config(
       'coverage/**',
       // Hardhat's own config file, read by the local chain of the ERC20 tests (CommonJS, outside the TS project).
       'test/support/hardhat/**',
+      // Compiled only against the client generated from openapi.json at test time (src/openapi-client.spec.ts).
+      'test/client-example/**',
       'bench-results/**',
       'eslint.config.mjs',
       'jest.config.js',

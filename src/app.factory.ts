@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from 'pino';
 import { ApiModule } from 'src/api.module';
 import { ApiError } from 'src/common/errors/api-error';
+import { corsSurfaces, registerCors } from 'src/common/http/cors';
 import { SMALL_BODY_LIMIT_BYTES } from 'src/common/http/body-limits';
 import { parseJsonBodies } from 'src/common/http/json-body';
 import { registerEdgeHooks } from 'src/edge-hooks';
@@ -56,6 +57,8 @@ export async function createApiApp(
   parseJsonBodies(fastify);
   keepWebhookBodies(fastify);
   const httpLog = logger.child({ component: 'http' });
+  // First: a preflight is answered before the edge hooks would ask it for an API key.
+  registerCors(fastify, corsSurfaces(config.cors.consoleOrigins, config.cors.v1Origins));
   registerEdgeHooks(fastify, config, httpLog, () => ({
     shutdown: app.get(ShutdownState),
     inFlight: app.get(InFlightRequests),

@@ -1,5 +1,39 @@
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { ErrorObjectDto, ErrorResponseDto } from 'src/common/openapi/error-response.dto';
+
+type Operation = OpenAPIObject['paths'][string]['get'] & {};
+type ResponseObject = { description: string; content?: Record<string, unknown> };
+interface SchemaLike {
+  required?: string[];
+  properties?: Record<string, { default?: unknown; description?: string }>;
+}
+
+const ERROR_SCHEMA = { $ref: '#/components/schemas/ErrorResponseDto' };
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid request: `param` names the field or parameter',
+  401: 'Missing or invalid credentials',
+  403: 'Refused: the key is disabled or expired, the model not permitted for it, or the balance or the key spend limit too low',
+  404: 'Not found',
+  409: 'Conflict',
+  429: 'Rate limited; see the retry-after header',
+  500: 'Internal or upstream error',
+  502: 'The upstream could not be reached',
+  503: 'Overloaded or shutting down; retry after the retry-after header',
+};
+/**
+ * Path parameters, described once by name: ids checked as UUIDs (uuidParam) and the operator's own
+ * ids of models and channels.
+ */
+const PATH_PARAMETERS: Record<string, { format?: string; example: string }> = {
+  accountId: { format: 'uuid', example: '3f1c2a9e-8b4d-4c6e-9a7b-1d2e3f4a5b6c' },
+  keyId: { format: 'uuid', example: '9b2d7c1e-4f3a-4e5b-8c6d-7e8f9a0b1c2d' },
+  topupId: { format: 'uuid', example: '5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9' },
+  modelId: { example: 'gpt-4o' },
+  channelId: { example: 'openai-main' },
+};
+/** The wallets' notifications answer in the wallets' own shapes, not SPEC's. */
+const OWN_ERROR_SHAPES = ['/webhooks/'];
 
 /** Sorts object keys recursively, so the committed openapi.json only changes when the API does. */
 function sortKeys(value: unknown): unknown {
@@ -16,6 +50,108 @@ function sortKeys(value: unknown): unknown {
   return value;
 }
 
+/**
+ * The errors every operation of a kind can answer, from what it takes: a body or parameters can be
+ * invalid (400), credentials missing (401), a path id unknown (404); /v1 also refuses (403), rate
+ * limits (429) and may fail upstream or be overloaded (5xx).
+ */
+function errorStatusesOf(path: string, operation: Operation): number[] {
+  const statuses: number[] = [];
+  const parameters = (operation.parameters ?? []) as { in?: string }[];
+  if (operation.requestBody || parameters.some((parameter) => parameter.in !== 'header')) {
+    statuses.push(400);
+  }
+  if ((operation.security ?? []).length > 0) {
+    statuses.push(401);
+  }
+  if (path.includes('{')) {
+    statuses.push(404);
+  }
+  if (path.startsWith('/v1/')) {
+    statuses.push(403, 429, 503);
+    if (operation.requestBody) {
+      statuses.push(500, 502);
+    }
+  }
+  return statuses;
+}
+
+interface ParameterLike {
+  in: string;
+  name: string;
+  required?: boolean;
+  description?: string;
+  schema?: { default?: unknown; [key: string]: unknown };
+}
+
+/** Path parameters get their type and example from PATH_PARAMETERS; optional query parameters state their default in words. */
+function describeParameters(document: OpenAPIObject): void {
+  for (const item of Object.values(document.paths)) {
+    for (const operation of Object.values(item) as Operation[]) {
+      for (const parameter of (operation.parameters ?? []) as ParameterLike[]) {
+        const known = parameter.in === 'path' ? PATH_PARAMETERS[parameter.name] : undefined;
+        if (known) {
+          parameter.schema = { ...parameter.schema, type: 'string', ...known };
+        }
+        if (parameter.schema?.default !== undefined && !parameter.required) {
+          parameter.description = withDefault(parameter.description, parameter.schema.default);
+          delete parameter.schema.default;
+        }
+      }
+    }
+  }
+}
+
+/** Every error response of SPEC's surfaces carries the error object, declared or added by rule. */
+function addErrorResponses(document: OpenAPIObject): void {
+  for (const [path, item] of Object.entries(document.paths)) {
+    if (OWN_ERROR_SHAPES.some((prefix) => path.startsWith(prefix))) {
+      continue;
+    }
+    for (const operation of Object.values(item) as Operation[]) {
+      const responses = operation.responses as Record<string, ResponseObject>;
+      for (const status of errorStatusesOf(path, operation)) {
+        responses[status] ??= { description: ERROR_DESCRIPTIONS[status] };
+      }
+      for (const [status, response] of Object.entries(responses)) {
+        if (Number(status) >= 400 && !response.content) {
+          response.content = { 'application/json': { schema: ERROR_SCHEMA } };
+        }
+      }
+    }
+  }
+}
+
+const DEFAULT_SENTENCE = 'Default when left out: ';
+
+function withDefault(description: string | undefined, value: unknown): string {
+  const sentence = `${DEFAULT_SENTENCE}\`${JSON.stringify(value)}\`.`;
+  return description ? `${description.replace(/\.$/, '')}. ${sentence}` : sentence;
+}
+
+/** The default a property's description states (describeDefaults), or undefined. */
+export function documentedDefault(description: string | undefined): unknown {
+  const stated = new RegExp(`${DEFAULT_SENTENCE}\`(.+?)\`\\.`).exec(description ?? '');
+  return stated ? JSON.parse(stated[1]) : undefined;
+}
+
+/**
+ * A property a client may leave out keeps its default in words only: generators such as
+ * openapi-typescript read `default` as "always present" and would make `{ model, messages }`
+ * an incomplete chat request.
+ */
+function describeDefaults(document: OpenAPIObject): void {
+  for (const schema of Object.values(document.components?.schemas ?? {}) as SchemaLike[]) {
+    for (const [name, property] of Object.entries(schema.properties ?? {})) {
+      if (property.default === undefined || (schema.required ?? []).includes(name)) {
+        continue;
+      }
+      property.description = withDefault(property.description, property.default);
+      delete property.default;
+    }
+  }
+}
+
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('LLM Gateway')
@@ -29,7 +165,12 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addSecurity('admin', { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' })
     .build();
   const document = SwaggerModule.createDocument(app, config, {
+    // The controller method names are the operationIds: unique, readable, and kept once published.
     operationIdFactory: (_controllerKey, methodKey) => methodKey,
+    extraModels: [ErrorObjectDto, ErrorResponseDto],
   });
+  addErrorResponses(document);
+  describeDefaults(document);
+  describeParameters(document);
   return sortKeys(document) as OpenAPIObject;
 }

@@ -64,6 +64,29 @@ describe('loadConfig', () => {
   });
 });
 
+describe('CORS origins', () => {
+  const load = (env: Record<string, string>) => loadConfig({ NODE_ENV: 'test', ...env }).cors;
+
+  it('should allow no origin unless CONSOLE_ORIGINS or V1_CORS_ORIGINS lists some', () => {
+    expect(load({})).toEqual({ consoleOrigins: [], v1Origins: [] });
+    expect(
+      load({ CONSOLE_ORIGINS: 'https://Console.example.com, http://localhost:5173', V1_CORS_ORIGINS: '*' }),
+    ).toEqual({ consoleOrigins: ['https://console.example.com', 'http://localhost:5173'], v1Origins: '*' });
+  });
+
+  it.each([
+    ['CONSOLE_ORIGINS', '*'],
+    ['CONSOLE_ORIGINS', 'console.example.com'],
+    ['CONSOLE_ORIGINS', 'https://console.example.com/'],
+    ['CONSOLE_ORIGINS', 'https://console.example.com/app'],
+    ['CONSOLE_ORIGINS', 'ftp://console.example.com'],
+    ['V1_CORS_ORIGINS', '*, https://app.example.com'],
+    ['V1_CORS_ORIGINS', 'null'],
+  ])('should refuse %s=%p naming the variable', (variable, value) => {
+    expect(() => load({ [variable]: value })).toThrow(new RegExp(`^Invalid environment variable ${variable}`));
+  });
+});
+
 describe('loadDatabaseConfig', () => {
   it('should let migrations run without the API secrets', () => {
     expect(loadDatabaseConfig({ DATABASE_URL: 'postgres://db/gateway' })).toEqual({

@@ -1,6 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { ConfigError } from 'src/config/config-error';
+import { corsOriginsOf, CorsOrigins } from 'src/config/cors-origins';
 import { EnvDto } from 'src/config/env.dto';
 import { PaymentsConfig, paymentsConfigOf } from 'src/config/payments-config';
 import { splitList } from 'src/config/trusted-proxies';
@@ -19,6 +20,11 @@ export interface AppConfig {
   referralSharePercent: number;
   /** Proxies whose X-Forwarded-For is believed (Fastify's trustProxy); empty: the socket's address is the client. */
   trustedProxies: string[];
+  /**
+   * Browser origins allowed to call the API (CORS): the console's (`/console`, credentials
+   * allowed) and `/v1`'s ('*' allowed there: keys are sent explicitly, never as cookies). Empty: none.
+   */
+  cors: { consoleOrigins: CorsOrigins; v1Origins: CorsOrigins };
   /** Console sign-in throttles (fixed windows in Redis) and the per-process bound on password hashing. */
   auth: {
     attemptsPerIpPerMinute: number;
@@ -144,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     secretsKey: Buffer.from(requireInProduction('SECRETS_KEY', DEV_SECRETS_KEY), 'base64'),
     referralSharePercent: dto.REFERRAL_SHARE_PERCENT ?? 10,
     trustedProxies: splitList(dto.TRUST_PROXY ?? ''),
+    cors: { consoleOrigins: corsOriginsOf(dto.CONSOLE_ORIGINS), v1Origins: corsOriginsOf(dto.V1_CORS_ORIGINS) },
     auth: {
       attemptsPerIpPerMinute: dto.AUTH_ATTEMPTS_PER_IP ?? 20,
       failuresPerIpPerHour: dto.AUTH_FAILURES_PER_IP ?? 50,

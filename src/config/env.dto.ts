@@ -1,5 +1,6 @@
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, ValidateBy } from 'class-validator';
+import { isOriginList } from 'src/config/cors-origins';
 import { isTrustedProxyList } from 'src/config/trusted-proxies';
 
 const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && value !== '' ? Number(value) : value);
@@ -55,6 +56,26 @@ export class EnvDto {
     { message: 'must be comma-separated addresses or CIDR ranges of your proxies (e.g. 10.0.0.0/8)' },
   )
   TRUST_PROXY?: string;
+
+  @IsOptional()
+  @ValidateBy(
+    {
+      name: 'isConsoleOriginList',
+      validator: { validate: (value) => typeof value === 'string' && isOriginList(value, false) },
+    },
+    { message: 'must be comma-separated origins of the web console (e.g. https://console.example.com)' },
+  )
+  CONSOLE_ORIGINS?: string;
+
+  @IsOptional()
+  @ValidateBy(
+    {
+      name: 'isV1OriginList',
+      validator: { validate: (value) => typeof value === 'string' && isOriginList(value, true) },
+    },
+    { message: 'must be * or comma-separated origins (e.g. https://app.example.com)' },
+  )
+  V1_CORS_ORIGINS?: string;
 
   @IsOptional()
   @Transform(toInt)

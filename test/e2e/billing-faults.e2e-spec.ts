@@ -28,6 +28,9 @@ import {
 } from 'test/e2e/billing-helpers';
 import { Customer, HttpResult, parseEventStream, TestGateway, TestWorker } from 'test/support/gateway';
 
+/** Holds made outside a request: through a key without a spend limit. */
+const NO_LIMIT = { id: '00000000-0000-4000-8000-000000000000', spendLimit: null };
+
 const INPUT_PRICE = '2.5';
 const OUTPUT_PRICE = '10';
 const MAX_OUTPUT = 1000;
@@ -426,7 +429,9 @@ describe('billing: failures, admission and settlement faults', () => {
       const consumer = worker.app.get(BillingProcessor).worker;
       await consumer.pause();
       try {
-        expect(await gate.hold(customer.accountId, payload.requestId, 5_000_000n)).toEqual({ outcome: 'held' });
+        expect(await gate.hold(customer.accountId, payload.requestId, 5_000_000n, NO_LIMIT)).toEqual({
+          outcome: 'held',
+        });
         await usage.recordUsage(customer.accountId, payload.requestId, JSON.stringify(payload));
 
         expect(await usage.release(customer.accountId, payload.requestId)).toBe(false);
@@ -561,7 +566,7 @@ describe('billing: failures, admission and settlement faults', () => {
         expect(response.status).toBe(200);
         const queuedHold = holdOf(messages);
         expect(await books.reserved(customer.accountId)).toBe(queuedHold);
-        expect(await gate.hold(customer.accountId, 'req_orphan', 123n)).toEqual({ outcome: 'held' });
+        expect(await gate.hold(customer.accountId, 'req_orphan', 123n, NO_LIMIT)).toEqual({ outcome: 'held' });
         expect(await books.reserved(customer.accountId)).toBe(queuedHold + 123n);
         await sleep(5);
 
@@ -617,13 +622,13 @@ describe('billing: failures, admission and settlement faults', () => {
       try {
         await Promise.all(
           recordedIds.map(async (requestId) => {
-            await gate.hold(customer.accountId, requestId, 1n);
+            await gate.hold(customer.accountId, requestId, 1n, NO_LIMIT);
             const payload = payloadFor(customer, { requestId, promptTokens: 1, completionTokens: 1 });
             await usage.recordUsage(customer.accountId, requestId, JSON.stringify(payload));
           }),
         );
         await sleep(5);
-        expect(await gate.hold(customer.accountId, 'req_orphan_behind', 7n)).toEqual({ outcome: 'held' });
+        expect(await gate.hold(customer.accountId, 'req_orphan_behind', 7n, NO_LIMIT)).toEqual({ outcome: 'held' });
         await sleep(5);
 
         const released = await worker.app.get(HoldSweeperService).sweep(1);

@@ -40,6 +40,10 @@ describe('console API keys', () => {
         maskedKey: expect.any(String),
         createdAt: expect.stringMatching(ISO_DATE_TIME),
         lastUsedAt: null,
+        expiresAt: null,
+        allowedModels: null,
+        spendLimit: null,
+        spent: '0',
         key: expect.stringMatching(/^sk-[0-9A-Za-z]{40,}$/),
       });
       expect(response.body.maskedKey).not.toContain(response.body.key);
@@ -108,6 +112,10 @@ describe('console API keys', () => {
           maskedKey: expect.any(String),
           createdAt: expect.stringMatching(ISO_DATE_TIME),
           lastUsedAt: null,
+          expiresAt: null,
+          allowedModels: null,
+          spendLimit: null,
+          spent: '0',
         });
         expect(item).not.toHaveProperty('key');
       }
@@ -196,6 +204,10 @@ describe('console API keys', () => {
         maskedKey: expect.any(String),
         createdAt: expect.stringMatching(ISO_DATE_TIME),
         lastUsedAt: disabled.body.lastUsedAt === null ? null : expect.stringMatching(ISO_DATE_TIME),
+        expiresAt: null,
+        allowedModels: null,
+        spendLimit: null,
+        spent: '0',
       });
       expect(disabled.text).not.toContain(key);
 
@@ -234,7 +246,6 @@ describe('console API keys', () => {
       ['"deleted" (deleting goes through DELETE)', { status: 'deleted' }],
       ['an unknown status', { status: 'paused' }],
       ['upper case', { status: 'DISABLED' }],
-      ['a missing status', {}],
       ['a non-string status', { status: false }],
     ])('should answer 400 naming status for %s, and leave the key as it was', async (_case, body) => {
       const owner = await register(world.gateway);
@@ -247,7 +258,13 @@ describe('console API keys', () => {
     it('should answer 400 naming an unknown extra field', async () => {
       const owner = await register(world.gateway);
       const { id } = await newKey(owner);
-      expectError(await patchKey(owner.token, id, { status: 'disabled', name: 'renamed' }), 400, { param: 'name' });
+      expectError(await patchKey(owner.token, id, { status: 'disabled', owner: 'me' }), 400, { param: 'owner' });
+    });
+
+    it('should answer 400 to a change that changes nothing', async () => {
+      const owner = await register(world.gateway);
+      const { id } = await newKey(owner);
+      expectError(await patchKey(owner.token, id, {}), 400, { param: null });
     });
   });
 

@@ -28,29 +28,48 @@ const dayOf = (iso: string) => iso.slice(0, 10);
 const shiftDay = (day: string, days: number) =>
   new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 
-/** The usage rows the bills add up to, grouped like GET /console/usage, ordered by the group. */
-function totalsOf(bills: Bill[], groupBy: 'day' | 'model' | 'key'): UsageRow[] {
-  const field = { day: 'date', model: 'model', key: 'keyId' }[groupBy] as 'date' | 'model' | 'keyId';
-  const groupOf = (bill: Bill) =>
-    groupBy === 'day' ? dayOf(bill.createdAt) : groupBy === 'model' ? bill.model : bill.keyId;
-  const totals = new Map<string, { requests: number; prompt: number; completion: number; cost: bigint }>();
+type Grouping = 'day' | 'model' | 'key';
+const FIELD = { day: 'date', model: 'model', key: 'keyId' } as const;
+const groupValue = (bill: Bill, grouping: Grouping) =>
+  grouping === 'day' ? dayOf(bill.createdAt) : grouping === 'model' ? bill.model : bill.keyId;
+
+/** The usage rows the bills add up to, grouped like GET /console/usage, ordered by the groups in turn. */
+function totalsOf(bills: Bill[], groupBy: Grouping | Grouping[]): UsageRow[] {
+  const groupings = Array.isArray(groupBy) ? groupBy : [groupBy];
+  const totals = new Map<
+    string,
+    { group: string[]; requests: number; prompt: number; completion: number; cost: bigint }
+  >();
   for (const bill of bills) {
-    const total = totals.get(groupOf(bill)) ?? { requests: 0, prompt: 0, completion: 0, cost: 0n };
+    const group = groupings.map((grouping) => groupValue(bill, grouping));
+    const id = JSON.stringify(group);
+    const total = totals.get(id) ?? { group, requests: 0, prompt: 0, completion: 0, cost: 0n };
     total.requests += 1;
     total.prompt += bill.promptTokens;
     total.completion += bill.completionTokens;
     total.cost += usd(bill.cost);
-    totals.set(groupOf(bill), total);
+    totals.set(id, total);
   }
-  return [...totals.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([group, total]) => ({
-      [field]: group,
+  const compare = (a: string[], b: string[]): number =>
+    a.map((value, index) => (value < b[index] ? -1 : value > b[index] ? 1 : 0)).find((order) => order !== 0) ?? 0;
+  return [...totals.values()]
+    .sort((a, b) => compare(a.group, b.group))
+    .map((total) => ({
+      ...Object.fromEntries(groupings.map((grouping, index) => [FIELD[grouping], total.group[index]])),
       requests: total.requests,
       promptTokens: total.prompt,
       completionTokens: total.completion,
       cost: formatUsd(total.cost),
     }));
+}
+
+/** A CSV text (RFC 4180, as the gateway writes it: fields with no quotes or commas) as rows of fields. */
+function csvRows(text: string): string[][] {
+  expect(text.endsWith('\r\n')).toBe(true);
+  return text
+    .slice(0, -2)
+    .split('\r\n')
+    .map((line) => line.split(','));
 }
 
 describe('console money views: usage, bills and ledger', () => {
@@ -143,6 +162,84 @@ describe('console money views: usage, bills and ledger', () => {
 
     expect(response.status).toBe(200);
     expect(response.body.data).toEqual(totalsOf(allBills, groupBy));
+  });
+
+  it.each([
+    ['day,model', ['day', 'model']],
+    ['model,key', ['model', 'key']],
+    ['key,day,model', ['key', 'day', 'model']],
+    ['day&groupBy=model', ['day', 'model']],
+  ] as [string, Grouping[]][])('should total by several columns with groupBy=%s', async (query, groupings) => {
+    const response = await get(`/console/usage?groupBy=${query}`);
+
+    expect(response.status).toBe(200);
+    const expected = totalsOf(allBills, groupings);
+    expect(response.body.data).toEqual(expected);
+    // Two models on one day give two rows for that day, not one.
+    if (groupings.includes('model')) {
+      expect(expected.length).toBeGreaterThanOrEqual(2);
+    }
+  });
+
+  it('should answer the usage as CSV for Accept: text/csv, with a header row and exact money', async () => {
+    const response = await gateway.call('GET', '/console/usage?groupBy=day,model', {
+      token: customer.token,
+      headers: { accept: 'text/csv' },
+    });
+
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    const rows = csvRows(response.text);
+    expect(rows[0]).toEqual(['date', 'model', 'requests', 'promptTokens', 'completionTokens', 'cost']);
+    expect(rows.slice(1)).toEqual(
+      totalsOf(allBills, ['day', 'model']).map((row) => [
+        row.date,
+        row.model,
+        String(row.requests),
+        String(row.promptTokens),
+        String(row.completionTokens),
+        row.cost,
+      ]),
+    );
+    // JSON stays the answer for everyone else.
+    const json = await gateway.call('GET', '/console/usage', { token: customer.token, headers: { accept: '*/*' } });
+    expect(json.headers.get('content-type')).toMatch(/^application\/json/);
+  });
+
+  it('should answer the bills as CSV, a page at a time with the next cursor in x-next-cursor', async () => {
+    const csvOf = (query: string) =>
+      gateway.call('GET', `/console/bills?${query}`, { token: customer.token, headers: { accept: 'text/csv' } });
+    const header = ['requestId', 'createdAt', 'model', 'keyId', 'promptTokens', 'completionTokens', 'cost'];
+    const asRow = (bill: Bill) => [
+      bill.requestId,
+      bill.createdAt,
+      bill.model,
+      bill.keyId,
+      String(bill.promptTokens),
+      String(bill.completionTokens),
+      bill.cost,
+    ];
+
+    const all = await csvOf('limit=200');
+    expect(all.status).toBe(200);
+    expect(all.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect(all.headers.get('x-next-cursor')).toBeNull();
+    expect(csvRows(all.text)).toEqual([header, ...allBills.map(asRow)]);
+
+    const first = await csvOf('limit=4');
+    expect(csvRows(first.text)).toEqual([header, ...allBills.slice(0, 4).map(asRow)]);
+    const cursor = first.headers.get('x-next-cursor')!;
+    const second = await csvOf(`limit=4&cursor=${encodeURIComponent(cursor)}`);
+    expect(csvRows(second.text)).toEqual([header, ...allBills.slice(4, 8).map(asRow)]);
+  });
+
+  it('should answer an empty CSV with its header row only', async () => {
+    const stranger = await gateway.newCustomer({ balance: '0' });
+    const response = await gateway.call('GET', '/console/usage?groupBy=key', {
+      token: stranger.token,
+      headers: { accept: 'text/csv' },
+    });
+    expect(response.text).toBe('keyId,requests,promptTokens,completionTokens,cost\r\n');
   });
 
   it('should group by day when groupBy is left out', async () => {
@@ -265,6 +362,10 @@ describe('console money views: usage, bills and ledger', () => {
       ['/console/usage?from=2026-13-01', 'from'],
       ['/console/usage?from=2026-03-02&to=2026-03-01', 'from'],
       ['/console/usage?groupBy=week', 'groupBy'],
+      ['/console/usage?groupBy=day,week', 'groupBy'],
+      ['/console/usage?groupBy=day,day', 'groupBy'],
+      ['/console/usage?groupBy=', 'groupBy'],
+      ['/console/usage?groupBy=day,', 'groupBy'],
       ['/console/usage?keyId=not-a-uuid', 'keyId'],
       ['/console/bills?from=2026-02-30', 'from'],
       ['/console/bills?to=tomorrow', 'to'],

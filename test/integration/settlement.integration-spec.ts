@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { loadConfig } from 'src/config/app-config';
+import { KeySpendRepository } from 'src/modules/billing/key-spend.repository';
 import { SettlementBatchService } from 'src/modules/billing/settlement-batch.service';
 import { isLockTimeout, SettlementRepository } from 'src/modules/billing/settlement.repository';
 import { newReference, TestDb } from 'test/integration/integration-helpers';
@@ -127,7 +128,7 @@ describe(SettlementBatchService.name, () => {
   let sut: SettlementBatchService;
 
   beforeAll(() => {
-    sut = new SettlementBatchService(repository, db.ledger, config);
+    sut = new SettlementBatchService(repository, db.ledger, new KeySpendRepository(db.dataSource), config);
   });
 
   it('should charge, credit the referrer and roll up the day in one transaction, and charge nothing twice', async () => {
@@ -168,6 +169,27 @@ describe(SettlementBatchService.name, () => {
     expect(again.applied).toEqual([]);
     expect((await db.balanceOf(referrer)).balance).toBe(150n);
     expect(await db.unbalanced([referrer, invitee])).toEqual([]);
+  });
+
+  it("should add what the balance covered to the key's spent once, and read it back on a repeat", async () => {
+    const account = await db.newAccount({ balance: 1_000n });
+    const [{ id: keyId }] = await db.dataSource.query<{ id: string }[]>(
+      `INSERT INTO api_keys (account_id, name, key_hash, key_prefix) VALUES ($1, 'k', $2, 'sk-x') RETURNING id`,
+      [account, randomUUID()],
+    );
+    const first = payload(account, 300n, { keyId });
+    const short = payload(account, 900n, { keyId });
+    const otherKey = payload(account, 1n);
+
+    const result = await sut.settle([first, short, otherKey]);
+
+    // 300, then the 700 the balance still covered of 900; the other key has no row and is left out.
+    expect(result.keySpent).toEqual(new Map([[keyId, 1_000n]]));
+    const again = await sut.settle([first, short]);
+    expect(again.applied).toEqual([]);
+    expect(again.keySpent).toEqual(new Map([[keyId, 1_000n]]));
+    const [row] = await db.dataSource.query<{ spent: string }[]>('SELECT spent FROM api_keys WHERE id = $1', [keyId]);
+    expect(row.spent).toBe('1000');
   });
 
   it('should write nothing of a batch when one of its writes fails', async () => {

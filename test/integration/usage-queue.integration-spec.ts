@@ -4,6 +4,9 @@ import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
 import { BalanceGateService } from 'src/modules/ledger/balance-gate.service';
 import { newTestLogger } from 'test/support/test-service';
 
+/** Holds made outside a request: through a key without a spend limit. */
+const NO_LIMIT = { id: '00000000-0000-4000-8000-000000000000', spendLimit: null };
+
 describe(UsageQueueService.name, () => {
   let redis: Redis;
   let gate: BalanceGateService;
@@ -14,7 +17,7 @@ describe(UsageQueueService.name, () => {
     gate = new BalanceGateService(redis, newTestLogger());
     sut = new UsageQueueService(redis);
     // An admission waits for the gate's Redis epoch check; snapshots pushed after it are of that epoch.
-    await gate.hold(randomUUID(), 'req_first', 1n);
+    await gate.hold(randomUUID(), 'req_first', 1n, NO_LIMIT);
   });
 
   afterAll(() => redis.quit());
@@ -23,7 +26,7 @@ describe(UsageQueueService.name, () => {
   async function held(balance: bigint, amount: bigint): Promise<{ accountId: string; requestId: string }> {
     const [accountId, requestId] = [randomUUID(), `req_${randomUUID()}`];
     await gate.sync(accountId, { balance, version: 1n });
-    expect(await gate.hold(accountId, requestId, amount)).toEqual({ outcome: 'held' });
+    expect(await gate.hold(accountId, requestId, amount, NO_LIMIT)).toEqual({ outcome: 'held' });
     return { accountId, requestId };
   }
 
@@ -50,7 +53,10 @@ describe(UsageQueueService.name, () => {
     expect(await sut.recordedUsage(accountId, requestId)).toBeNull();
     expect(await sut.isClaimed(accountId, requestId)).toBe(false);
     // The settled balance was pushed with it: 700 is what admission now sees.
-    expect(await gate.hold(accountId, 'req_next', 701n)).toEqual({ outcome: 'insufficient', available: 700n });
+    expect(await gate.hold(accountId, 'req_next', 701n, NO_LIMIT)).toEqual({
+      outcome: 'insufficient',
+      available: 700n,
+    });
   });
 
   it('should give a failed claim back after a backoff, sooner than its lease', async () => {

@@ -15,6 +15,10 @@ export interface ApiKeyPrincipal {
   kind: AuthKind.ApiKey;
   accountId: string;
   keyId: string;
+  /** The only models the key may use; null: every model. */
+  allowedModels: ReadonlySet<string> | null;
+  /** Nano-dollars the key may spend over its life (checked in the admission hold); null: no limit. */
+  spendLimit: bigint | null;
 }
 export interface ConsolePrincipal {
   kind: AuthKind.Console;

@@ -19,13 +19,16 @@ export class DateRangeQueryDto {
 
 /** A keyset page: the cursor of the previous page and how many rows. */
 export class CursorQueryDto {
-  @ApiPropertyOptional({ description: 'The nextCursor of the previous page' })
+  @ApiPropertyOptional({
+    description: 'The nextCursor of the previous page',
+    example: 'WyIyMDI2LTExLTIxVDA4OjMwOjAwWiIsInJlcV8xIl0',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(500)
   cursor?: string;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50 })
+  @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50, example: 50, type: 'integer' })
   @IsOptional()
   @Type(() => Number)
   @IsInt({ message: 'limit must be an integer from 1 to 200' })

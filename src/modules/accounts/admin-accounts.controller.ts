@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Headers, Param, Post, Query } from '@nestjs/common';
-import { ApiHeader, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { AdminAuth } from 'src/common/decorators/auth.decorators';
 import { uuidParam } from 'src/common/http/params';
 import { AccountsService } from 'src/modules/accounts/accounts.service';
@@ -17,12 +17,19 @@ export class AdminAccountsController {
   constructor(private readonly service: AccountsService) {}
 
   @Get()
+  @ApiOkResponse({ type: AccountListResponseDto })
   async searchAccounts(@Query() query: AccountSearchQueryDto): Promise<AccountListResponseDto> {
     return { data: await this.service.search(query.email) };
   }
 
   @Post(':accountId/adjustments')
-  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Makes a retried call apply only once' })
+  @ApiHeader({
+    name: 'idempotency-key',
+    required: false,
+    description: 'Idempotency-Key: makes a retried call apply only once',
+    schema: { type: 'string', example: 'adj-2026-11-21-001', maxLength: 200 },
+  })
+  @ApiCreatedResponse({ type: AdjustmentResponseDto })
   createAdjustment(
     @Param('accountId', uuidParam('accountId')) accountId: string,
     @Body() dto: AdjustmentCreateDto,

@@ -1,5 +1,5 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth, ConsolePrincipal, CurrentPrincipal } from 'src/common/decorators/auth.decorators';
 import { AccountsService } from 'src/modules/accounts/accounts.service';
 import { AccountResponseDto } from 'src/modules/accounts/dto/account.dto';
@@ -11,6 +11,7 @@ export class ConsoleAccountController {
   constructor(private readonly service: AccountsService) {}
 
   @Get()
+  @ApiOkResponse({ type: AccountResponseDto })
   getAccount(@CurrentPrincipal() principal: ConsolePrincipal): Promise<AccountResponseDto> {
     return this.service.get(principal.accountId);
   }

@@ -14,14 +14,20 @@ interface KnownKey {
   id: string;
   accountId: string;
   status: ApiKeyStatus;
+  expiresAt: Date | null;
+  allowedModels: string[] | null;
+  spendLimit: bigint | null;
 }
 
 interface CachedKey {
   key: KnownKey;
+  /** The principal handed to every request of the key: built once per cache fill, not per request. */
+  principal: ApiKeyPrincipal;
   expiresAt: number;
 }
 
-// Status changes are pushed over the invalidation bus; the TTL only bounds staleness if a message is lost.
+// Status and control changes (expiry, models, spend limit) are pushed over the invalidation bus; the TTL only
+// bounds staleness if a message is lost.
 const CACHE_TTL_MS = 60_000;
 // Keys that are not in the database; a key is never issued after its hash was looked up, so this can be as long.
 const UNKNOWN_TTL_MS = 60_000;
@@ -75,17 +81,30 @@ export class ApiKeyAuthenticator {
       );
     }
     const keyHash = hashApiKey(secret);
+    const now = Date.now();
     const cached = this.known.get(keyHash);
-    const key =
-      cached && cached.expiresAt > Date.now() ? cached.key : await this.lookup(secret, keyHash, clientAddress);
+    const found =
+      cached && cached.expiresAt > now ? cached : this.cachedEntry(await this.lookup(secret, keyHash, clientAddress));
+    const key = found?.key;
     if (!key || key.status === 'deleted') {
       throw new ApiError(ErrorKind.InvalidApiKey, 'Incorrect API key provided.');
     }
     if (key.status === 'disabled') {
       throw new ApiError(ErrorKind.ApiKeyDisabled, 'This API key is disabled. Enable it in the console.');
     }
+    if (key.expiresAt !== null && key.expiresAt.getTime() <= now) {
+      throw new ApiError(
+        ErrorKind.ApiKeyExpired,
+        `This API key expired at ${key.expiresAt.toISOString()}. Extend it or create a new one in the console.`,
+      );
+    }
     this.touch(key.id);
-    return { kind: AuthKind.ApiKey, accountId: key.accountId, keyId: key.id };
+    return found.principal;
+  }
+
+  /** The entry of a key just looked up (load() has already cached it, unless a change was announced meanwhile). */
+  private cachedEntry(key: KnownKey | null): CachedKey | null {
+    return key ? toEntry(key, Date.now()) : null;
   }
 
   private lookup(secret: string, keyHash: string, clientAddress?: string): Promise<KnownKey | null> | null {
@@ -148,7 +167,7 @@ export class ApiKeyAuthenticator {
     if (found) {
       this.known.delete(keyHash);
       evictOldestPast(this.known, this.maxKnownEntries);
-      this.known.set(keyHash, { key: found, expiresAt: now + CACHE_TTL_MS });
+      this.known.set(keyHash, toEntry(found, now));
     } else {
       this.unknown.delete(keyHash);
       evictOldestPast(this.unknown, UNKNOWN_MAX_ENTRIES);
@@ -181,6 +200,17 @@ export class ApiKeyAuthenticator {
       .touch(keyId, new Date(now))
       .catch((error: Error) => this.logger.warn({ err: error.message, keyId }, 'could not record key use'));
   }
+}
+
+function toEntry(key: KnownKey, now: number): CachedKey {
+  const principal: ApiKeyPrincipal = {
+    kind: AuthKind.ApiKey,
+    accountId: key.accountId,
+    keyId: key.id,
+    allowedModels: key.allowedModels ? new Set(key.allowedModels) : null,
+    spendLimit: key.spendLimit,
+  };
+  return { key, principal, expiresAt: now + CACHE_TTL_MS };
 }
 
 /** Maps iterate in insertion order, so the first key is the oldest entry. */

@@ -1,3 +1,4 @@
+import { bigintTransformer } from 'src/common/database/bigint.transformer';
 import { AccountEntity } from 'src/modules/accounts/account.entity';
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 
@@ -38,4 +39,20 @@ export class ApiKeyEntity {
 
   @Column({ name: 'last_used_at', type: 'timestamptz', nullable: true })
   lastUsedAt: Date | null;
+
+  /** After this the key is refused (403 api_key_expired); null: never expires. */
+  @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
+  expiresAt: Date | null;
+
+  /** The only model ids the key may use; null: every model. */
+  @Column({ name: 'allowed_models', type: 'text', array: true, nullable: true })
+  allowedModels: string[] | null;
+
+  /** Nano-dollars the key may spend over its life; null: no limit beyond the balance. */
+  @Column({ name: 'spend_limit', type: 'bigint', nullable: true, transformer: bigintTransformer })
+  spendLimit: bigint | null;
+
+  /** Nano-dollars charged to the account through this key, added by settlement with the ledger entry. */
+  @Column({ type: 'bigint', default: 0, transformer: bigintTransformer })
+  spent: bigint;
 }

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
-import { ApiNoContentResponse, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth, ConsolePrincipal, CurrentPrincipal } from 'src/common/decorators/auth.decorators';
 import { uuidParam } from 'src/common/http/params';
 import { ApiKeysService } from 'src/modules/api-keys/api-keys.service';
@@ -18,25 +18,28 @@ export class ApiKeysController {
   constructor(private readonly service: ApiKeysService) {}
 
   @Post()
+  @ApiCreatedResponse({ type: ApiKeyCreatedResponseDto })
   createApiKey(
     @CurrentPrincipal() principal: ConsolePrincipal,
     @Body() dto: ApiKeyCreateDto,
   ): Promise<ApiKeyCreatedResponseDto> {
-    return this.service.create(principal.accountId, dto.name);
+    return this.service.create(principal.accountId, dto);
   }
 
   @Get()
+  @ApiOkResponse({ type: ApiKeyListResponseDto })
   async listApiKeys(@CurrentPrincipal() principal: ConsolePrincipal): Promise<ApiKeyListResponseDto> {
     return { data: await this.service.list(principal.accountId) };
   }
 
   @Patch(':keyId')
+  @ApiOkResponse({ type: ApiKeyResponseDto })
   updateApiKey(
     @CurrentPrincipal() principal: ConsolePrincipal,
     @Param('keyId', uuidParam('keyId')) keyId: string,
     @Body() dto: ApiKeyUpdateDto,
   ): Promise<ApiKeyResponseDto> {
-    return this.service.setStatus(principal.accountId, keyId, dto.status);
+    return this.service.update(principal.accountId, keyId, dto);
   }
 
   @Delete(':keyId')

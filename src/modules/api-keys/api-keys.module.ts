@@ -5,11 +5,12 @@ import { ApiKeyEntity } from 'src/modules/api-keys/api-key.entity';
 import { ApiKeysController } from 'src/modules/api-keys/api-keys.controller';
 import { ApiKeysRepository } from 'src/modules/api-keys/api-keys.repository';
 import { ApiKeysService } from 'src/modules/api-keys/api-keys.service';
+import { ModelsModule } from 'src/modules/models/models.module';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([ApiKeyEntity])],
+  imports: [TypeOrmModule.forFeature([ApiKeyEntity]), ModelsModule],
   controllers: [ApiKeysController],
   providers: [ApiKeysRepository, ApiKeysService, ApiKeyAuthenticator],
-  exports: [ApiKeyAuthenticator],
+  exports: [ApiKeyAuthenticator, ApiKeysRepository],
 })
 export class ApiKeysModule {}

@@ -12,33 +12,62 @@ interface ApiKeyRow {
   status: ApiKeyStatus;
   created_at: Date;
   last_used_at: Date | null;
+  expires_at: Date | null;
+  allowed_models: string[] | null;
+  spend_limit: string | null;
+  spent: string;
 }
+
+/** What the owner may change on a live key; an absent field stays as it is, null clears it. */
+export type ApiKeyChanges = Partial<
+  Pick<ApiKeyEntity, 'name' | 'status' | 'expiresAt' | 'allowedModels' | 'spendLimit'>
+>;
+
+/** What authentication needs of a key: everything it checks, and what the admission hold enforces. */
+export type ApiKeyAuthFields = Pick<
+  ApiKeyEntity,
+  'id' | 'accountId' | 'status' | 'expiresAt' | 'allowedModels' | 'spendLimit'
+>;
 
 @Injectable()
 export class ApiKeysRepository {
   constructor(@InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>) {}
 
-  create(values: Pick<ApiKeyEntity, 'accountId' | 'name' | 'keyHash' | 'keyPrefix'>): Promise<ApiKeyEntity> {
-    return this.keys.save(this.keys.create({ ...values, status: 'enabled' }));
+  create(
+    values: Pick<
+      ApiKeyEntity,
+      'accountId' | 'name' | 'keyHash' | 'keyPrefix' | 'expiresAt' | 'allowedModels' | 'spendLimit'
+    >,
+  ): Promise<ApiKeyEntity> {
+    return this.keys.save(this.keys.create({ ...values, status: 'enabled', spent: 0n }));
   }
 
   listLive(accountId: string): Promise<ApiKeyEntity[]> {
     return this.keys.find({ where: { accountId, status: Not('deleted') }, order: { createdAt: 'ASC' } });
   }
 
-  findByHash(keyHash: string): Promise<Pick<ApiKeyEntity, 'id' | 'accountId' | 'status'> | null> {
-    return this.keys.findOne({ select: { id: true, accountId: true, status: true }, where: { keyHash } });
+  findByHash(keyHash: string): Promise<ApiKeyAuthFields | null> {
+    return this.keys.findOne({
+      select: { id: true, accountId: true, status: true, expiresAt: true, allowedModels: true, spendLimit: true },
+      where: { keyHash },
+    });
+  }
+
+  /** What a key has spent, as settled in Postgres (0 for a key that does not exist). */
+  async findSpent(id: string): Promise<bigint> {
+    const key = await this.keys.findOne({ select: { id: true, spent: true }, where: { id } });
+    return key?.spent ?? 0n;
   }
 
   /**
-   * Sets the status of a key that is not deleted, in one statement: a PATCH that raced a DELETE waits
-   * for its row lock, re-checks the condition on the deleted row and changes nothing.
+   * Changes a key that is not deleted, in one statement: a PATCH that raced a DELETE waits for its
+   * row lock, re-checks the condition on the deleted row and changes nothing.
    */
-  async setLiveStatus(accountId: string, id: string, status: ApiKeyStatus): Promise<ApiKeyEntity | null> {
+  async updateLive(accountId: string, id: string, changes: ApiKeyChanges): Promise<ApiKeyEntity | null> {
     const result = await this.keys
       .createQueryBuilder()
       .update()
-      .set({ status })
+      .set(changes)
       .where('id = :id AND account_id = :accountId AND status <> :deleted', { id, accountId, deleted: 'deleted' })
       .returning('*')
       .execute();
@@ -61,5 +90,9 @@ function toEntity(row: ApiKeyRow): ApiKeyEntity {
     status: row.status,
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
+    expiresAt: row.expires_at,
+    allowedModels: row.allowed_models,
+    spendLimit: row.spend_limit === null ? null : BigInt(row.spend_limit),
+    spent: BigInt(row.spent),
   };
 }

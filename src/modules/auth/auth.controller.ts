@@ -1,5 +1,13 @@
 import { Body, Controller, HttpCode, Ip, Post } from '@nestjs/common';
-import { ApiServiceUnavailableResponse, ApiTags, ApiTooManyRequestsResponse } from '@nestjs/swagger';
+import {
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiOkResponse,
+  ApiServiceUnavailableResponse,
+  ApiTags,
+  ApiTooManyRequestsResponse,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
 import { PublicRoute } from 'src/common/decorators/auth.decorators';
 import { LoginDto, RegisterDto, SessionResponseDto } from 'src/modules/accounts/dto/account.dto';
 import { AuthService } from 'src/modules/auth/auth.service';
@@ -15,12 +23,16 @@ export class AuthController {
   constructor(private readonly service: AuthService) {}
 
   @Post('register')
+  @ApiCreatedResponse({ type: SessionResponseDto })
+  @ApiConflictResponse({ description: 'The e-mail is registered already (code email_taken)' })
   register(@Body() dto: RegisterDto, @Ip() ip: string): Promise<SessionResponseDto> {
     return this.service.register(dto.email, dto.password, ip, dto.referralCode);
   }
 
   @Post('login')
   @HttpCode(200)
+  @ApiOkResponse({ type: SessionResponseDto })
+  @ApiUnauthorizedResponse({ description: 'Wrong e-mail or password (code invalid_credentials)' })
   login(@Body() dto: LoginDto, @Ip() ip: string): Promise<SessionResponseDto> {
     return this.service.login(dto.email, dto.password, ip);
   }

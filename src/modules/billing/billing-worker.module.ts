@@ -3,6 +3,7 @@ import { registerQueue } from 'src/common/queue/bull-queues';
 import { QueueName } from 'src/common/queue/queue.constants';
 import { BalanceResyncService } from 'src/modules/billing/balance-resync.service';
 import { BillingProcessor } from 'src/modules/billing/billing.processor';
+import { KeySpendRepository } from 'src/modules/billing/key-spend.repository';
 import { HoldSweeperService } from 'src/modules/billing/hold-sweeper.service';
 import { SettlementBatchService } from 'src/modules/billing/settlement-batch.service';
 import { SettlementRepository } from 'src/modules/billing/settlement.repository';
@@ -18,6 +19,7 @@ import { LedgerModule } from 'src/modules/ledger/ledger.module';
     SettlementService,
     SettlementBatchService,
     SettlementRepository,
+    KeySpendRepository,
     UsageQueueService,
     HoldSweeperService,
     BalanceResyncService,

@@ -3,6 +3,7 @@ import { registerQueue } from 'src/common/queue/bull-queues';
 import { QueueName } from 'src/common/queue/queue.constants';
 import { AccountsModule } from 'src/modules/accounts/accounts.module';
 import { BillingQueue } from 'src/modules/billing/billing.queue';
+import { KeySpendRepository } from 'src/modules/billing/key-spend.repository';
 import { MeteringService } from 'src/modules/billing/metering.service';
 import { SettlementBatchService } from 'src/modules/billing/settlement-batch.service';
 import { SettlementRepository } from 'src/modules/billing/settlement.repository';
@@ -23,6 +24,7 @@ import { LedgerModule } from 'src/modules/ledger/ledger.module';
     UsageFallbackService,
     SettlementBatchService,
     SettlementRepository,
+    KeySpendRepository,
   ],
   exports: [MeteringService, BillingQueue],
 })

@@ -9,7 +9,8 @@ import { REDIS } from 'src/common/redis/redis.tokens';
 import { formatUsd } from 'src/common/money/money';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
-import { BalanceGateService, HoldResult } from 'src/modules/ledger/balance-gate.service';
+import { BalanceGateService, HoldKey, HoldResult } from 'src/modules/ledger/balance-gate.service';
+import { KeySpendRepository } from 'src/modules/billing/key-spend.repository';
 import { BillingQueue } from 'src/modules/billing/billing.queue';
 import { UsageFallbackService } from 'src/modules/billing/usage-fallback.service';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
@@ -41,6 +42,7 @@ export class MeteringService implements BeforeApplicationShutdown {
     private readonly queue: BillingQueue,
     private readonly accounts: AccountsRepository,
     fallback: UsageFallbackService,
+    private readonly keySpend: KeySpendRepository,
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -65,7 +67,10 @@ export class MeteringService implements BeforeApplicationShutdown {
     await this.recorder.drain(Math.min(SHUTDOWN_RECORDING_WAIT_MS, this.config.shutdownGraceMs));
   }
 
-  /** Holds the request's worst-case cost; 403 insufficient_balance when the balance cannot cover it. */
+  /**
+   * Holds the request's worst-case cost; 403 insufficient_balance when the balance cannot cover it,
+   * 403 key_spend_limit_reached when the key's limit cannot.
+   */
   async admit(
     request: MeteredRequest,
     /** Told the usage being recorded (in the same Redis write), e.g. to correct the tokens-per-minute count. */
@@ -73,13 +78,20 @@ export class MeteringService implements BeforeApplicationShutdown {
   ): Promise<CompletionMeter> {
     const { requestId, held } = request;
     const hold = usageCost(request.model, held.promptTokens, held.completionTokens);
-    const result = await this.hold(request.accountId, requestId, hold).catch((error: Error) => {
+    const key = { id: request.keyId, spendLimit: request.keySpendLimit };
+    const result = await this.hold(request.accountId, requestId, hold, key).catch((error: Error) => {
       // Without a hold nothing can be billed safely, so nothing is relayed.
       this.logger.error({ err: error.message, reqId: requestId }, 'balance hold failed');
       throw new ApiError(ErrorKind.Overloaded, 'Billing is temporarily unavailable. Retry shortly.', null, undefined, {
         'retry-after': '10',
       });
     });
+    if (result.outcome === 'keyLimitReached') {
+      throw new ApiError(
+        ErrorKind.KeySpendLimitReached,
+        `This API key's spend limit of $${formatUsd(key.spendLimit ?? 0n)} is reached: this request may cost up to $${formatUsd(hold)} and $${formatUsd(result.left < 0n ? 0n : result.left)} of the limit is left. Raise the limit in the console, or lower max_tokens.`,
+      );
+    }
     if (result.outcome !== 'held') {
       const available = result.outcome === 'insufficient' ? result.available : 0n;
       throw new ApiError(
@@ -100,20 +112,24 @@ export class MeteringService implements BeforeApplicationShutdown {
     };
   }
 
-  /** The hold, loading the account's balance into Redis first if Redis does not know it yet. */
-  private async hold(accountId: string, requestId: string, amount: bigint): Promise<HoldResult> {
-    const result = await this.gate.hold(accountId, requestId, amount);
-    if (result.outcome !== 'unknown') {
-      return result;
+  /**
+   * The hold, loading the account's balance (and the limited key's spent) into Redis first if Redis
+   * does not know them yet: at most one load of each, so three tries.
+   */
+  private async hold(accountId: string, requestId: string, amount: bigint, key: HoldKey): Promise<HoldResult> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const result = await this.gate.hold(accountId, requestId, amount, key);
+      if (result.outcome === 'unknown') {
+        const snapshot = await this.accounts.findBalanceSnapshot(accountId);
+        await this.gate.sync(accountId, snapshot ?? { balance: 0n, version: 0n });
+      } else if (result.outcome === 'keyUnknown') {
+        await this.gate.syncKeySpent(key.id, await this.keySpend.findSpent(key.id));
+      } else {
+        return result;
+      }
     }
-    const snapshot = await this.accounts.findBalanceSnapshot(accountId);
-    await this.gate.sync(accountId, snapshot ?? { balance: 0n, version: 0n });
-    const retried = await this.gate.hold(accountId, requestId, amount);
-    if (retried.outcome === 'unknown') {
-      // The epoch changed in between (Redis restarted just now): a 503, not a false 403.
-      throw new Error('the balance snapshot was replaced while it loaded');
-    }
-    return retried;
+    // The epoch changed in between (Redis restarted just now): a 503, not a false 403.
+    throw new Error('the balance snapshot was replaced while it loaded');
   }
 
   private async record(

@@ -18,6 +18,8 @@ export interface MeteredRequest {
   requestId: string;
   accountId: string;
   keyId: string;
+  /** The key's lifetime spend limit in nano-dollars (null: none), enforced in the same hold as the balance. */
+  keySpendLimit: bigint | null;
   model: Prices & { id: string };
   held: HeldTokens;
 }

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
-import { settlementCharges, Shortfall } from 'src/modules/billing/settlement-charges';
+import { KeySpendRepository } from 'src/modules/billing/key-spend.repository';
+import { Charge, settlementCharges, Shortfall } from 'src/modules/billing/settlement-charges';
 import { SettlementRepository } from 'src/modules/billing/settlement.repository';
 import { usageDailyTotals } from 'src/modules/billing/usage-daily-totals';
 import { BalanceSnapshot } from 'src/modules/ledger/balance-gate.service';
@@ -17,6 +18,8 @@ export interface SettlementResult {
   shortfalls: Shortfall[];
   /** Balance and version of every account touched or locked, for the Redis admission snapshot. */
   snapshots: Map<string, BalanceSnapshot>;
+  /** Every key of the batch (settled now or before) and its spent after, for the Redis key snapshots. */
+  keySpent: Map<string, bigint>;
 }
 
 /**
@@ -29,6 +32,7 @@ export class SettlementBatchService {
   constructor(
     private readonly repository: SettlementRepository,
     private readonly ledger: LedgerRepository,
+    private readonly keySpend: KeySpendRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -53,8 +57,9 @@ export class SettlementBatchService {
       moved.forEach((snapshot, accountId) => snapshots.set(accountId, snapshot));
       await this.repository.addUsageDaily(manager, usageDailyTotals(fresh, charges));
     }
+    const keySpent = await this.keySpend.addSpent(manager, chargesByKey(payloads, fresh, charges));
     const unknownAccounts = payloads.filter((p) => !snapshots.has(p.accountId)).map((p) => p.requestId);
-    return { applied: fresh.map((payload) => payload.requestId), unknownAccounts, shortfalls, snapshots };
+    return { applied: fresh.map((payload) => payload.requestId), unknownAccounts, shortfalls, snapshots, keySpent };
   }
 
   /**
@@ -87,6 +92,19 @@ export class SettlementBatchService {
     }
     return balances;
   }
+}
+
+/** What each key of the batch was charged now: what the balance covered, 0 for usage settled before. */
+function chargesByKey(
+  payloads: SettleCompletionPayload[],
+  fresh: SettleCompletionPayload[],
+  charges: Map<string, Charge>,
+): Map<string, bigint> {
+  const byKey = new Map(payloads.map((payload) => [payload.keyId, 0n]));
+  for (const payload of fresh) {
+    byKey.set(payload.keyId, byKey.get(payload.keyId)! + charges.get(payload.requestId)!.charged);
+  }
+  return byKey;
 }
 
 function dedupe(payloads: SettleCompletionPayload[]): SettleCompletionPayload[] {

@@ -21,7 +21,7 @@ function settled(
   payloads: SettleCompletionPayload[],
   snapshots = new Map<string, BalanceSnapshot>(),
 ): SettlementResult {
-  return { applied: ids(payloads), unknownAccounts: [], shortfalls: [], snapshots };
+  return { applied: ids(payloads), unknownAccounts: [], shortfalls: [], snapshots, keySpent: new Map() };
 }
 
 describe(SettlementService.name, () => {
@@ -97,6 +97,7 @@ describe(SettlementService.name, () => {
         unknownAccounts: [stranger.requestId],
         shortfalls: [{ requestId: short.requestId, accountId: 'a', missing: 42n }],
         snapshots: new Map(),
+        keySpent: new Map(),
       });
 
       await expect(sut.settle([stranger, short])).resolves.toEqual({

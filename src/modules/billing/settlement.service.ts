@@ -142,6 +142,7 @@ export class SettlementService {
         accountId: payload.accountId,
         requestId: payload.requestId,
         snapshot: result.snapshots.get(payload.accountId),
+        keySpent: spentOf(result.keySpent, payload.keyId),
       })),
     );
     const referrers = [...result.snapshots].filter(([id]) => !payloads.some((payload) => payload.accountId === id));
@@ -160,6 +161,12 @@ export function reportSettlement(logger: Logger, result: SettlementResult): void
       'balance could not cover the full charge; charged what was left',
     );
   }
+}
+
+/** A key's new lifetime spend after a settlement, for its Redis snapshot. */
+export function spentOf(keySpent: Map<string, bigint>, keyId: string): { keyId: string; spent: bigint } | undefined {
+  const spent = keySpent.get(keyId);
+  return spent === undefined ? undefined : { keyId, spent };
 }
 
 function groupByAccount(payloads: SettleCompletionPayload[]): SettleCompletionPayload[][] {

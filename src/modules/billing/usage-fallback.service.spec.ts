@@ -23,6 +23,7 @@ describe(UsageFallbackService.name, () => {
       ['payer', { balance: 900n, version: 4n }],
       ['referrer', { balance: 110n, version: 2n }],
     ]),
+    keySpent: new Map(),
   };
 
   beforeEach(async () => {

@@ -5,10 +5,10 @@ import { LOGGER } from 'src/common/logging/logger';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { writesNow } from 'src/common/redis/one-write';
 import { REDIS } from 'src/common/redis/redis.tokens';
-import { SettlementBatchService } from 'src/modules/billing/settlement-batch.service';
-import { reportSettlement } from 'src/modules/billing/settlement.service';
+import { SettlementBatchService, SettlementResult } from 'src/modules/billing/settlement-batch.service';
+import { reportSettlement, spentOf } from 'src/modules/billing/settlement.service';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
-import { BalanceGateService, BalanceSnapshot } from 'src/modules/ledger/balance-gate.service';
+import { BalanceGateService } from 'src/modules/ledger/balance-gate.service';
 
 /** Closing the hold is tried once, this long: Redis just failed, and the hold sweeper closes it otherwise. */
 const CLOSE_HOLD_DEADLINE_MS = 1_000;
@@ -32,7 +32,7 @@ export class UsageFallbackService {
   async settle(usage: SettleCompletionPayload): Promise<void> {
     const result = await this.batch.settle([usage]);
     reportSettlement(this.logger, result);
-    await this.closeHold(usage, result.snapshots).catch((error: Error) =>
+    await this.closeHold(usage, result).catch((error: Error) =>
       // Until then the hold keeps the charged amount unspendable, so the stale snapshot allows no overspending.
       this.logger.warn(
         { reqId: usage.requestId, accountId: usage.accountId, err: error.message },
@@ -41,14 +41,16 @@ export class UsageFallbackService {
     );
   }
 
-  /** The hold and any recorded copy of the usage close together, and the balances it moved are pushed. */
-  private async closeHold(usage: SettleCompletionPayload, snapshots: Map<string, BalanceSnapshot>): Promise<void> {
+  /** The hold and any recorded copy of the usage close together, and the balances and key spend it moved are pushed. */
+  private async closeHold(usage: SettleCompletionPayload, { snapshots, keySpent }: SettlementResult): Promise<void> {
     if (!writesNow(this.redis)) {
       throw new Error('Redis is not connected');
     }
     const { accountId, requestId } = usage;
     const closing = Promise.all([
-      this.usage.releaseMany([{ accountId, requestId, snapshot: snapshots.get(accountId) }]),
+      this.usage.releaseMany([
+        { accountId, requestId, snapshot: snapshots.get(accountId), keySpent: spentOf(keySpent, usage.keyId) },
+      ]),
       ...[...snapshots].filter(([id]) => id !== accountId).map(([id, snapshot]) => this.gate.sync(id, snapshot)),
     ]);
     let timer: NodeJS.Timeout | undefined;

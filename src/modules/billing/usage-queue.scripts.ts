@@ -1,4 +1,10 @@
-import { CLOSE_HOLD, REDIS_NOW_MS, SYNC_SNAPSHOT } from 'src/modules/ledger/balance-gate.scripts';
+import {
+  CLOSE_HOLD,
+  KEY_SPEND_PREFIX,
+  REDIS_NOW_MS,
+  SYNC_KEY_SPENT,
+  SYNC_SNAPSHOT,
+} from 'src/modules/ledger/balance-gate.scripts';
 
 // The Lua scripts behind UsageQueueService. Each runs atomically on Redis, in one round trip.
 //
@@ -10,8 +16,11 @@ import { CLOSE_HOLD, REDIS_NOW_MS, SYNC_SNAPSHOT } from 'src/modules/ledger/bala
 // holds, hold index, epoch), then the usage hash, the usage index and the attempts. Settlement's
 // release (ARGV[5] = '0') closes both and pushes the settled balance (ARGV[3], version ARGV[4]).
 // Giving an unused hold back (ARGV[5] = '1') refuses once usage is recorded for it: that hold is
-// settlement's, even if the request failed after a recording whose reply was lost.
+// settlement's, even if the request failed after a recording whose reply was lost. Settlement also
+// pushes the key's settled spent (ARGV[8], key id ARGV[7]; '' for none), after the hold left its
+// 'reserved', in the same step: the key's limit never sees the charge twice or not at all.
 export const RELEASE_SCRIPT = `${SYNC_SNAPSHOT}
+${SYNC_KEY_SPENT}
 ${CLOSE_HOLD}
 if ARGV[5] == '1' and redis.call('HEXISTS', KEYS[5], ARGV[1]) == 1 then return 0 end
 local closed = closeHold(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])
@@ -19,6 +28,7 @@ redis.call('HDEL', KEYS[5], ARGV[1])
 redis.call('ZREM', KEYS[6], ARGV[2])
 redis.call('HDEL', KEYS[7], ARGV[2])
 if ARGV[3] ~= '' then sync(KEYS[1], KEYS[4], ARGV[3], ARGV[4], ARGV[6]) end
+if ARGV[8] ~= '' then syncKeySpent('${KEY_SPEND_PREFIX}' .. ARGV[7], KEYS[4], ARGV[8], ARGV[6]) end
 return closed`;
 
 // Claimable at once. NX: a recording replayed after a reconnect must not cut a worker's lease short.

@@ -135,13 +135,16 @@ export class UsageQueueService {
     return released === 1;
   }
 
-  /** Closes settled holds and their recorded usage in one round trip, pushing each account's new balance. */
-  async releaseMany(items: { accountId: string; requestId: string; snapshot?: BalanceSnapshot }[]): Promise<void> {
+  /**
+   * Closes settled holds and their recorded usage in one round trip, pushing each account's new
+   * balance and each key's settled spent.
+   */
+  async releaseMany(items: SettledHold[]): Promise<void> {
     const pipeline = this.redis.pipeline() as unknown as Record<string, (...args: string[]) => unknown> & {
       exec(): Promise<[Error | null, unknown][] | null>;
     };
-    for (const { accountId, requestId, snapshot } of items) {
-      pipeline.gatewayRelease(...releaseArgs(accountId, requestId, snapshot));
+    for (const { accountId, requestId, snapshot, keySpent } of items) {
+      pipeline.gatewayRelease(...releaseArgs(accountId, requestId, snapshot, false, keySpent));
     }
     const results = await pipeline.exec();
     const failed = results?.find(([error]) => error);
@@ -151,8 +154,22 @@ export class UsageQueueService {
   }
 }
 
+export interface SettledHold {
+  accountId: string;
+  requestId: string;
+  snapshot?: BalanceSnapshot;
+  /** The key's spent as settled in Postgres, to push beside the release. */
+  keySpent?: { keyId: string; spent: bigint };
+}
+
 /** Keys and arguments of RELEASE_SCRIPT for one hold. */
-function releaseArgs(accountId: string, requestId: string, snapshot?: BalanceSnapshot, unusedOnly = false): string[] {
+function releaseArgs(
+  accountId: string,
+  requestId: string,
+  snapshot?: BalanceSnapshot,
+  unusedOnly = false,
+  keySpent?: SettledHold['keySpent'],
+): string[] {
   return [
     ...holdKeys(accountId),
     usageKey(accountId),
@@ -163,6 +180,8 @@ function releaseArgs(accountId: string, requestId: string, snapshot?: BalanceSna
     snapshot?.balance.toString() ?? '',
     snapshot?.version.toString() ?? '',
     unusedOnly ? '1' : '0',
-    snapshot ? randomUUID() : '',
+    snapshot || keySpent ? randomUUID() : '',
+    keySpent?.keyId ?? '',
+    keySpent?.spent.toString() ?? '',
   ];
 }

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/common';
-import { ApiNoContentResponse, ApiTags } from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { AdminAuth } from 'src/common/decorators/auth.decorators';
 import { channelIdParam } from 'src/common/http/params';
 import { ChannelsService } from 'src/modules/channels/channels.service';
@@ -12,6 +12,7 @@ export class AdminChannelsController {
   constructor(private readonly service: ChannelsService) {}
 
   @Put(':channelId')
+  @ApiOkResponse({ type: ChannelResponseDto })
   upsertChannel(
     @Param('channelId', channelIdParam()) channelId: string,
     @Body() dto: ChannelUpsertDto,
@@ -20,6 +21,7 @@ export class AdminChannelsController {
   }
 
   @Get()
+  @ApiOkResponse({ type: ChannelListResponseDto })
   async listChannels(): Promise<ChannelListResponseDto> {
     return { data: await this.service.list() };
   }

@@ -14,7 +14,7 @@ import {
 } from 'src/modules/chat-completions/chat-request.contract';
 import { validateChatRequest } from 'src/modules/chat-completions/chat-request.validator';
 import { CatalogModel } from 'src/modules/models/catalog.service';
-import { buildOpenApiDocument } from 'src/openapi';
+import { buildOpenApiDocument, documentedDefault } from 'src/openapi';
 import ts from 'typescript';
 
 // The validator and the OpenAPI document both take their vocabulary from chat-request.contract.ts. These tests
@@ -61,6 +61,11 @@ beforeAll(async () => {
 
 function resolve(schema: Schema): SchemaObject {
   if (!('$ref' in schema)) {
+    // A named enum is a reference wrapped in allOf, beside the property's own description and example.
+    if (schema.allOf?.length === 1 && !schema.type) {
+      const { allOf, ...own } = schema;
+      return { ...resolve(allOf[0]), ...own };
+    }
     return schema;
   }
   const resolved = document.components?.schemas?.[schema.$ref.replace('#/components/schemas/', '')];
@@ -79,7 +84,10 @@ function requestSchema(): SchemaObject {
 function fieldSchema(field: string): SchemaObject {
   const schema = resolve(requestSchema().properties![field]);
   const parts = [...(schema.allOf ?? []), ...(schema.oneOf ?? [])].map(resolve);
-  return Object.assign({}, ...parts.filter((part) => part.type !== 'string'), schema) as SchemaObject;
+  const merged = Object.assign({}, ...parts.filter((part) => part.type !== 'string'), schema) as SchemaObject;
+  // Defaults are stated in the description, so that generated clients keep these fields optional.
+  const stated = documentedDefault(merged.description);
+  return stated === undefined ? merged : { ...merged, default: stated };
 }
 
 const messageSchema = () => resolve(resolve(requestSchema().properties!.messages).items!);

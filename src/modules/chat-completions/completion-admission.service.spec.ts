@@ -26,7 +26,13 @@ const model: CatalogModel = {
   ownedBy: 'openai',
   routes: [],
 };
-const principal: ApiKeyPrincipal = { kind: AuthKind.ApiKey, accountId: 'acct', keyId: 'key' };
+const principal: ApiKeyPrincipal = {
+  kind: AuthKind.ApiKey,
+  accountId: 'acct',
+  keyId: 'key',
+  allowedModels: null,
+  spendLimit: null,
+};
 const body = { model: 'm', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 10, user: 'u1' };
 const limits = { rpm: 60, tpm: 10_000, endUserRpm: null, endUserTpm: null };
 const tooMany = () => new ApiError(ErrorKind.RateLimited, 'too many');

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { FastifyReply } from 'fastify';
 import Redis from 'ioredis';
 import { ApiKeyPrincipal } from 'src/common/decorators/auth.decorators';
+import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { inOneWrite } from 'src/common/redis/one-write';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
@@ -139,6 +140,13 @@ export class CompletionAdmission {
     const relayed = body as Record<string, unknown>;
     const scope: LimitScope = { accountId: principal.accountId, modelId: model.id, user: endUserOf(relayed) };
     const limits = this.policy.limitsFor(principal.accountId, model);
+    if (principal.allowedModels && !principal.allowedModels.has(model.id)) {
+      throw new ApiError(
+        ErrorKind.ModelNotPermitted,
+        `This API key may not use the model '${model.id}'. Allow it for the key in the console.`,
+        'model',
+      );
+    }
     // From here on a hang-up (or the deadline) frees the slot, the queue place and the upstream call at once.
     const lifetime = new RequestLifetime(reply.raw, this.config.relay.maxRequestMs);
     const setHeaders = (headers: Record<string, string>) => void reply.headers(headers);
@@ -193,7 +201,14 @@ export class CompletionAdmission {
     // Usage is recorded long after admission; by then the token admission is known.
     const admitted: { tokens?: TokenAdmission } = {};
     const onRecorded = (usage: TokenUsage) => admitted.tokens?.settle(usage.promptTokens + usage.completionTokens);
-    const metered = { requestId, accountId: principal.accountId, keyId: principal.keyId, model, held };
+    const metered = {
+      requestId,
+      accountId: principal.accountId,
+      keyId: principal.keyId,
+      keySpendLimit: principal.spendLimit,
+      model,
+      held,
+    };
     const [requests, tokens, meter] = await inOneWrite(this.redis, () =>
       Promise.allSettled([
         this.requestLimiter.admit(scope, limits, setHeaders),

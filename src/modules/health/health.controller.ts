@@ -1,5 +1,11 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiOkResponse,
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiServiceUnavailableResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { FastifyReply } from 'fastify';
 import Redis from 'ioredis';
@@ -8,9 +14,28 @@ import { REDIS } from 'src/common/redis/redis.tokens';
 import { ShutdownState } from 'src/modules/health/shutdown.state';
 import { DataSource } from 'typeorm';
 
+enum HealthStatus {
+  Ok = 'ok',
+  Unavailable = 'unavailable',
+}
+
+class HealthChecksDto {
+  @ApiProperty({ enum: ['ok', 'failed'], enumName: 'DependencyCheck', example: 'ok' })
+  postgres: 'ok' | 'failed';
+
+  @ApiProperty({ enum: ['ok', 'failed'], enumName: 'DependencyCheck', example: 'ok' })
+  redis: 'ok' | 'failed';
+
+  @ApiProperty({ enum: ['ok', 'draining'], enumName: 'ProcessCheck', example: 'ok' })
+  process: 'ok' | 'draining';
+}
+
 class HealthDto {
+  @ApiProperty({ enum: HealthStatus, enumName: 'HealthStatus', example: 'ok' })
   status: 'ok' | 'unavailable';
-  checks?: Record<string, 'ok' | 'failed' | 'draining'>;
+
+  @ApiPropertyOptional({ type: HealthChecksDto, description: 'Readiness only: each dependency' })
+  checks?: HealthChecksDto;
 }
 
 @ApiTags('health')
@@ -24,15 +49,18 @@ export class HealthController {
   ) {}
 
   @Get('live')
-  @ApiOkResponse({ description: 'The process is up' })
-  live(): HealthDto {
+  @ApiOkResponse({ description: 'The process is up', type: HealthDto })
+  getLiveness(): HealthDto {
     return { status: 'ok' };
   }
 
   @Get('ready')
-  @ApiOkResponse({ description: 'Postgres and Redis answer and the process is not draining' })
-  @ApiServiceUnavailableResponse({ description: 'A dependency is down, or the process is shutting down' })
-  async ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthDto> {
+  @ApiOkResponse({ description: 'Postgres and Redis answer and the process is not draining', type: HealthDto })
+  @ApiServiceUnavailableResponse({
+    description: 'A dependency is down, or the process is shutting down',
+    type: HealthDto,
+  })
+  async getReadiness(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthDto> {
     const [postgres, redis] = await Promise.all([
       this.dataSource.query('SELECT 1').then(
         () => 'ok' as const,

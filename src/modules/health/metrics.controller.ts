@@ -9,7 +9,10 @@ import { metricsRegistry } from 'src/common/metrics/metrics';
 export class MetricsController {
   @Get()
   @Header('content-type', 'text/plain; version=0.0.4')
-  @ApiOkResponse({ description: 'Prometheus metrics of this process (counts only, never content or keys)' })
+  @ApiOkResponse({
+    description: 'Prometheus metrics of this process (counts only, never content or keys)',
+    content: { 'text/plain': { schema: { type: 'string', example: 'gateway_requests_total 42' } } },
+  })
   getMetrics(): Promise<string> {
     return metricsRegistry.metrics();
   }

@@ -8,8 +8,10 @@ import { runScript } from 'src/common/redis/run-script';
 import {
   CHECK_EPOCH_SCRIPT,
   HOLD_SCRIPT,
+  KEY_SPEND_PREFIX,
   RESYNC_SCRIPT,
   STALE_HOLDS_SCRIPT,
+  SYNC_KEY_SCRIPT,
   SYNC_SCRIPT,
 } from 'src/modules/ledger/balance-gate.scripts';
 
@@ -18,6 +20,8 @@ const snapshotKey = (accountId: string) => `${SNAPSHOT_PREFIX}${accountId}`;
 const holdsKey = (accountId: string) => `gw:holds:${accountId}`;
 const HOLD_INDEX = 'gw:holds:index';
 const EPOCH_KEY = 'gw:epoch';
+/** A key's snapshot: what it spent (settled) and its open holds. */
+export const keySpendKey = (keyId: string) => `${KEY_SPEND_PREFIX}${keyId}`;
 
 /**
  * The keys of an account's holds, in the order the scripts take them (HOLD_SCRIPT, and billing's
@@ -31,7 +35,20 @@ export function holdKeys(accountId: string): [string, string, string, string] {
 /** A hold's (and its recorded usage's) member in the indexes of all holds and of all recorded usage. */
 export const holdMember = (accountId: string, requestId: string) => `${accountId}:${requestId}`;
 
-export type HoldResult = { outcome: 'held' } | { outcome: 'insufficient'; available: bigint } | { outcome: 'unknown' };
+export type HoldResult =
+  | { outcome: 'held' }
+  | { outcome: 'insufficient'; available: bigint }
+  | { outcome: 'keyLimitReached'; left: bigint }
+  /** Redis has no balance snapshot of this epoch for the account: load it from Postgres. */
+  | { outcome: 'unknown' }
+  /** Redis has no spent snapshot of this epoch for the key (only asked when it has a limit). */
+  | { outcome: 'keyUnknown' };
+
+/** The key a hold is made through, and its spend limit (nano-dollars; null: none). */
+export interface HoldKey {
+  id: string;
+  spendLimit: bigint | null;
+}
 
 export interface BalanceSnapshot {
   balance: bigint;
@@ -60,8 +77,9 @@ export class BalanceGateService {
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    this.redis.defineCommand('gatewayHold', { numberOfKeys: 4, lua: HOLD_SCRIPT });
+    this.redis.defineCommand('gatewayHold', { numberOfKeys: 5, lua: HOLD_SCRIPT });
     this.redis.defineCommand('gatewaySync', { numberOfKeys: 2, lua: SYNC_SCRIPT });
+    this.redis.defineCommand('gatewaySyncKeySpent', { numberOfKeys: 2, lua: SYNC_KEY_SCRIPT });
     this.redis.defineCommand('gatewayResync', { numberOfKeys: 1, lua: RESYNC_SCRIPT });
     this.redis.defineCommand('gatewayCheckEpoch', { numberOfKeys: 1, lua: CHECK_EPOCH_SCRIPT });
     this.redis.defineCommand('gatewayStaleHolds', { numberOfKeys: 1, lua: STALE_HOLDS_SCRIPT });
@@ -76,8 +94,11 @@ export class BalanceGateService {
     }
   }
 
-  /** Reserves `amount` for `requestId` if the available balance covers it; a repeat of the same request is a no-op. */
-  async hold(accountId: string, requestId: string, amount: bigint): Promise<HoldResult> {
+  /**
+   * Reserves `amount` for `requestId` if the available balance covers it, and the key's limit (if
+   * any) its spent + open holds + this one; a repeat of the same request is a no-op.
+   */
+  async hold(accountId: string, requestId: string, amount: bigint, key: HoldKey): Promise<HoldResult> {
     if (!this.epochChecked) {
       await this.epochReady();
     }
@@ -85,19 +106,34 @@ export class BalanceGateService {
       this.redis,
       'gatewayHold',
       ...holdKeys(accountId),
+      keySpendKey(key.id),
       requestId,
       amount.toString(),
       holdMember(accountId, requestId),
       randomUUID(),
+      key.id,
+      key.spendLimit?.toString() ?? '',
     );
-    if (status === 1) {
-      return { outcome: 'held' };
+    switch (status) {
+      case 1:
+        return { outcome: 'held' };
+      case 0:
+        return { outcome: 'insufficient', available: BigInt(available) };
+      case -4:
+        return { outcome: 'keyLimitReached', left: BigInt(available) };
+      case -3:
+        return { outcome: 'keyUnknown' };
+      case -2:
+        this.logger.warn('new Redis epoch (Redis restarted): balance snapshots reload from Postgres');
+        return { outcome: 'unknown' };
+      default:
+        return { outcome: 'unknown' };
     }
-    if (status === -2) {
-      this.logger.warn('new Redis epoch (Redis restarted): balance snapshots reload from Postgres');
-      return { outcome: 'unknown' };
-    }
-    return status === 0 ? { outcome: 'insufficient', available: BigInt(available) } : { outcome: 'unknown' };
+  }
+
+  /** Records a key's spent read from Postgres, unless Redis already has a higher one of this epoch. */
+  async syncKeySpent(keyId: string, spent: bigint): Promise<void> {
+    await runScript(this.redis, 'gatewaySyncKeySpent', keySpendKey(keyId), EPOCH_KEY, spent.toString(), randomUUID());
   }
 
   /** Records a balance read from Postgres, unless Redis already has a newer one of this epoch. */

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/common';
-import { ApiNoContentResponse, ApiTags } from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { AdminAuth } from 'src/common/decorators/auth.decorators';
 import { modelIdParam } from 'src/common/http/params';
 import { ModelListResponseDto, ModelResponseDto, ModelUpsertDto } from 'src/modules/models/dto/model.dto';
@@ -12,6 +12,7 @@ export class AdminModelsController {
   constructor(private readonly service: ModelsService) {}
 
   @Put(':modelId')
+  @ApiOkResponse({ type: ModelResponseDto })
   upsertModel(
     @Param('modelId', modelIdParam()) modelId: string,
     @Body() dto: ModelUpsertDto,
@@ -20,6 +21,7 @@ export class AdminModelsController {
   }
 
   @Get()
+  @ApiOkResponse({ type: ModelListResponseDto })
   async listModels(): Promise<ModelListResponseDto> {
     return { data: await this.service.list() };
   }

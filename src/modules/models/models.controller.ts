@@ -1,6 +1,6 @@
 import { Controller, Get, Param } from '@nestjs/common';
-import { ApiNotFoundResponse, ApiTags } from '@nestjs/swagger';
-import { ApiKeyAuth } from 'src/common/decorators/auth.decorators';
+import { ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiKeyAuth, ApiKeyPrincipal, CurrentPrincipal } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { PublicModelDto, PublicModelListDto } from 'src/modules/models/dto/model.dto';
 import { CatalogModel, CatalogService } from 'src/modules/models/catalog.service';
@@ -12,17 +12,28 @@ export class ModelsController {
   constructor(private readonly catalog: CatalogService) {}
 
   @Get()
-  listPublicModels(): PublicModelListDto {
-    return { object: 'list', data: this.catalog.list().map(publicModel) };
+  @ApiOkResponse({ type: PublicModelListDto })
+  listPublicModels(@CurrentPrincipal() principal: ApiKeyPrincipal): PublicModelListDto {
+    // A key limited to some models sees only those.
+    const allowed = principal.allowedModels;
+    return {
+      object: 'list',
+      data: this.catalog
+        .list()
+        .filter((model) => !allowed || allowed.has(model.id))
+        .map(publicModel),
+    };
   }
 
   /** OpenAI's `models.retrieve`: the same object as one entry of the list. */
   @Get(':model')
+  @ApiOkResponse({ type: PublicModelDto })
   @ApiNotFoundResponse({ description: 'No servable model with that id: code `model_not_found`' })
-  retrievePublicModel(@Param('model') modelId: string): PublicModelDto {
+  retrievePublicModel(@Param('model') modelId: string, @CurrentPrincipal() principal: ApiKeyPrincipal): PublicModelDto {
     const model = this.catalog.get(modelId);
-    if (!model) {
-      // A disabled model, or one without an enabled route, is left out of the catalog: the same 404.
+    // A disabled model, or one without an enabled route, is left out of the catalog; a model the key
+    // may not use is not in its list either: the same 404.
+    if (!model || (principal.allowedModels && !principal.allowedModels.has(model.id))) {
       throw new ApiError(
         ErrorKind.NotFound,
         `The model '${modelId}' does not exist or you do not have access to it.`,

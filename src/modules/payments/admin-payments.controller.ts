@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { AdminAuth } from 'src/common/decorators/auth.decorators';
 import { ApiError } from 'src/common/errors/api-error';
 import { uuidParam } from 'src/common/http/params';
@@ -26,12 +26,14 @@ export class AdminPaymentsController {
   ) {}
 
   @Get('payments/settings')
-  async getSettings(): Promise<PaymentSettingsDto> {
+  @ApiOkResponse({ type: PaymentSettingsDto })
+  async getPaymentSettings(): Promise<PaymentSettingsDto> {
     return PaymentSettingsDto.from(await this.settings.current());
   }
 
   @Put('payments/settings')
-  async putSettings(@Body() dto: PaymentSettingsUpdateDto): Promise<PaymentSettingsDto> {
+  @ApiOkResponse({ type: PaymentSettingsDto })
+  async putPaymentSettings(@Body() dto: PaymentSettingsUpdateDto): Promise<PaymentSettingsDto> {
     const rate = parseRate(dto.cnyPerUsd);
     if (rate === null) {
       throw ApiError.invalid(
@@ -57,23 +59,27 @@ export class AdminPaymentsController {
   }
 
   @Get('topups')
-  list(@Query() query: AdminTopupQueryDto): Promise<AdminTopupPageDto> {
+  @ApiOkResponse({ type: AdminTopupPageDto })
+  listAdminTopups(@Query() query: AdminTopupQueryDto): Promise<AdminTopupPageDto> {
     return this.topups.adminList(query);
   }
 
   @Post('topups/:topupId/recheck')
   @HttpCode(200)
-  recheck(@Param('topupId', uuidParam('topupId')) topupId: string): Promise<AdminTopupDto> {
+  @ApiOkResponse({ type: AdminTopupDto })
+  recheckTopup(@Param('topupId', uuidParam('topupId')) topupId: string): Promise<AdminTopupDto> {
     return this.topups.recheck(topupId);
   }
 
   @Get('deposits')
+  @ApiOkResponse({ type: AdminDepositPageDto })
   listDeposits(@Query() query: AdminDepositQueryDto): Promise<AdminDepositPageDto> {
     return this.deposits.adminList(query);
   }
 
   @Post('redemption-codes')
-  createCodes(@Body() dto: RedemptionBatchCreateDto): Promise<RedemptionBatchDto> {
+  @ApiCreatedResponse({ type: RedemptionBatchDto })
+  createRedemptionCodes(@Body() dto: RedemptionBatchCreateDto): Promise<RedemptionBatchDto> {
     return this.redemptions.createBatch(dto);
   }
 }

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Ip, Param, Post, Query } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth, ConsolePrincipal, CurrentPrincipal } from 'src/common/decorators/auth.decorators';
 import { uuidParam } from 'src/common/http/params';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
@@ -21,12 +21,14 @@ export class ConsoleTopupsController {
   ) {}
 
   @Post('topups')
-  create(@CurrentPrincipal() principal: ConsolePrincipal, @Body() dto: TopupCreateDto): Promise<TopupDto> {
+  @ApiCreatedResponse({ type: TopupDto })
+  createTopup(@CurrentPrincipal() principal: ConsolePrincipal, @Body() dto: TopupCreateDto): Promise<TopupDto> {
     return this.topups.create(principal.accountId, dto);
   }
 
   @Get('topups/:topupId')
-  get(
+  @ApiOkResponse({ type: TopupDto })
+  getTopup(
     @CurrentPrincipal() principal: ConsolePrincipal,
     @Param('topupId', uuidParam('topupId')) topupId: string,
   ): Promise<TopupDto> {
@@ -34,17 +36,23 @@ export class ConsoleTopupsController {
   }
 
   @Get('topups')
-  list(@CurrentPrincipal() principal: ConsolePrincipal, @Query() query: TopupPageQueryDto): Promise<TopupPageDto> {
+  @ApiOkResponse({ type: TopupPageDto })
+  listTopups(
+    @CurrentPrincipal() principal: ConsolePrincipal,
+    @Query() query: TopupPageQueryDto,
+  ): Promise<TopupPageDto> {
     return this.topups.list(principal.accountId, query);
   }
 
   @Get('deposit-addresses')
+  @ApiOkResponse({ type: DepositAddressListDto })
   listDepositAddresses(@CurrentPrincipal() principal: ConsolePrincipal): Promise<DepositAddressListDto> {
     return this.deposits.addressesOf(principal.accountId);
   }
 
   @Post('redemptions')
-  redeem(
+  @ApiCreatedResponse({ type: LedgerEntryResponseDto })
+  redeemCode(
     @CurrentPrincipal() principal: ConsolePrincipal,
     @Body() dto: RedemptionCreateDto,
     @Ip() ip: string,

@@ -1,10 +1,19 @@
 import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
-import { ApiConsumes, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiConsumes, ApiOperation, ApiProperty, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { FastifyReply, FastifyRequest } from 'fastify';
 import { PublicRoute } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { rawBodyOf } from 'src/modules/payments/webhook-bodies';
 import { WebhooksService } from 'src/modules/payments/webhooks.service';
+
+/** WeChat Pay's own error shape, which its notifications expect instead of SPEC's. */
+class WechatpayRefusalDto {
+  @ApiProperty({ enum: ['FAIL'], enumName: 'WechatpayAnswerCode', example: 'FAIL' })
+  code: 'FAIL';
+
+  @ApiProperty({ example: 'signature mismatch' })
+  message: string;
+}
 
 /** Where the wallets notify. No bearer token: the provider's signature is the authentication. */
 @ApiTags('webhooks')
@@ -17,12 +26,12 @@ export class WebhooksController {
   @HttpCode(200)
   @ApiOperation({ summary: "Alipay's asynchronous notification (form-encoded, RSA2-signed)" })
   @ApiConsumes('application/x-www-form-urlencoded')
-  @ApiProduces('text/plain')
   @ApiResponse({
     status: 200,
     description: 'Plain `success` once the credit is committed (or was already); otherwise `fail`',
+    content: { 'text/plain': { schema: { type: 'string', enum: ['success', 'fail'], example: 'success' } } },
   })
-  alipay(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+  receiveAlipayNotification(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     return this.answer('alipay', request, reply);
   }
 
@@ -33,9 +42,9 @@ export class WebhooksController {
   })
   @ApiConsumes('application/json')
   @ApiResponse({ status: 204, description: 'The credit is committed (or was already)' })
-  @ApiResponse({ status: 400, description: '`{ "code": "FAIL", "message" }`: the notification is refused' })
-  @ApiResponse({ status: 500, description: '`{ "code": "FAIL", "message" }`: not committed; the wallet resends' })
-  wechatpay(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+  @ApiResponse({ status: 400, description: 'The notification is refused', type: WechatpayRefusalDto })
+  @ApiResponse({ status: 500, description: 'Not committed; the wallet resends', type: WechatpayRefusalDto })
+  receiveWechatpayNotification(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     return this.answer('wechatpay', request, reply);
   }
 

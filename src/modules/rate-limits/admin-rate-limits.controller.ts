@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/common';
-import { ApiNoContentResponse, ApiTags } from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { AdminAuth } from 'src/common/decorators/auth.decorators';
 import { modelIdOrWildcardParam, uuidParam } from 'src/common/http/params';
 import { RateLimitListDto, RateLimitResponseDto, RateLimitUpsertDto } from 'src/modules/rate-limits/dto/rate-limit.dto';
@@ -13,6 +13,7 @@ export class AdminRateLimitsController {
 
   /** Overrides an account's limits on one model (`*`: every model without its own override). */
   @Put(':modelId')
+  @ApiOkResponse({ type: RateLimitResponseDto })
   upsertRateLimit(
     @Param('accountId', uuidParam('accountId')) accountId: string,
     @Param('modelId', modelIdOrWildcardParam()) modelId: string,
@@ -22,6 +23,7 @@ export class AdminRateLimitsController {
   }
 
   @Get()
+  @ApiOkResponse({ type: RateLimitListDto })
   async listRateLimits(@Param('accountId', uuidParam('accountId')) accountId: string): Promise<RateLimitListDto> {
     return { data: await this.service.list(accountId) };
   }

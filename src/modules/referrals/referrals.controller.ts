@@ -1,8 +1,9 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiProperty, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth, ConsolePrincipal, CurrentPrincipal } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { formatUsd } from 'src/common/money/money';
+import { MONEY_PATTERN } from 'src/common/openapi/money-property';
 import { ReferralsService } from 'src/modules/referrals/referrals.service';
 
 export class ReferralSummaryDto {
@@ -15,7 +16,7 @@ export class ReferralSummaryDto {
   @ApiProperty({ example: 3 })
   invitedCount: number;
 
-  @ApiProperty({ description: 'All referral credit received, USD', example: '1.25' })
+  @ApiProperty({ pattern: MONEY_PATTERN, description: 'All referral credit received, USD', example: '1.25' })
   totalCredited: string;
 }
 
@@ -26,6 +27,7 @@ export class ReferralsController {
   constructor(private readonly service: ReferralsService) {}
 
   @Get()
+  @ApiOkResponse({ type: ReferralSummaryDto })
   async getReferrals(@CurrentPrincipal() principal: ConsolePrincipal): Promise<ReferralSummaryDto> {
     const summary = await this.service.summary(principal.accountId);
     if (!summary) {

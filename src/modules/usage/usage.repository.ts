@@ -6,7 +6,9 @@ import { UsageGrouping } from 'src/modules/usage/dto/usage.dto';
 import { DataSource } from 'typeorm';
 
 export interface UsageTotalsRow {
-  group: string;
+  date?: string;
+  model?: string;
+  keyId?: string;
   requests: string;
   prompt_tokens: string;
   completion_tokens: string;
@@ -24,7 +26,12 @@ export interface BillRow {
   charged: string;
 }
 
-const GROUP_COLUMN: Record<UsageGrouping, string> = { day: 'day::text', model: 'model_id', key: 'key_id::text' };
+/** Each grouping's column, named as the usage row's field. */
+const GROUP_COLUMN: Record<UsageGrouping, string> = {
+  day: `day::text AS "date"`,
+  model: `model_id AS "model"`,
+  key: `key_id::text AS "keyId"`,
+};
 
 /** Builds `AND …` clauses with numbered parameters. */
 class Filters {
@@ -48,18 +55,20 @@ export class UsageRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** Totals from the daily rollup, so the cost of a query does not grow with the number of requests. */
-  totals(accountId: string, range: DayRange, grouping: UsageGrouping, model?: string, keyId?: string) {
+  totals(accountId: string, range: DayRange, groupings: UsageGrouping[], model?: string, keyId?: string) {
     const filters = new Filters([accountId]);
     filters.add((p) => `day >= ${p}::date`, range.from);
     filters.add((p) => `day <= ${p}::date`, range.to);
     filters.add((p) => `model_id = ${p}`, model);
     filters.add((p) => `key_id = ${p}::uuid`, keyId);
-    const group = GROUP_COLUMN[grouping];
+    const columns = groupings.map((grouping) => GROUP_COLUMN[grouping]).join(', ');
+    // GROUP BY and ORDER BY the select list's positions: the groupings, in the order asked.
+    const positions = groupings.map((_, index) => index + 1).join(', ');
     return this.dataSource.query<UsageTotalsRow[]>(
-      `SELECT ${group} AS "group", SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens,
+      `SELECT ${columns}, SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens,
               SUM(completion_tokens) AS completion_tokens, SUM(cost) AS cost
        FROM usage_daily WHERE account_id = $1${filters.sql}
-       GROUP BY ${group} ORDER BY ${group}`,
+       GROUP BY ${positions} ORDER BY ${positions}`,
       filters.params,
     );
   }

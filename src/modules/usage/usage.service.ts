@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Cursor, decodeCursor, encodeCursor } from 'src/common/http/cursor';
 import { dayRange } from 'src/common/http/date-range.dto';
+import { toCsv } from 'src/common/http/csv';
 import { formatUsd } from 'src/common/money/money';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
 import { LedgerRepository } from 'src/modules/ledger/ledger.repository';
@@ -16,6 +17,8 @@ import { UsageRepository } from 'src/modules/usage/usage.repository';
 import { PageQueryDto } from 'src/common/http/date-range.dto';
 
 const GROUP_FIELD: Record<UsageGrouping, 'date' | 'model' | 'keyId'> = { day: 'date', model: 'model', key: 'keyId' };
+const TOTAL_COLUMNS = ['requests', 'promptTokens', 'completionTokens', 'cost'] as const;
+const BILL_COLUMNS = ['requestId', 'createdAt', 'model', 'keyId', 'promptTokens', 'completionTokens', 'cost'] as const;
 
 /** The console's money views: usage totals, one bill per request, and the ledger. */
 @Injectable()
@@ -28,12 +31,31 @@ export class UsageService {
   async usage(accountId: string, query: UsageQueryDto): Promise<UsageRowDto[]> {
     const rows = await this.repository.totals(accountId, dayRange(query), query.groupBy, query.model, query.keyId);
     return rows.map((row) => ({
-      [GROUP_FIELD[query.groupBy]]: row.group,
+      ...(row.date === undefined ? {} : { date: row.date }),
+      ...(row.model === undefined ? {} : { model: row.model }),
+      ...(row.keyId === undefined ? {} : { keyId: row.keyId }),
       requests: Number(row.requests),
       promptTokens: Number(row.prompt_tokens),
       completionTokens: Number(row.completion_tokens),
       cost: formatUsd(BigInt(row.cost)),
     }));
+  }
+
+  /** The usage totals as CSV: the grouping columns in the order asked, then the totals. */
+  async usageCsv(accountId: string, query: UsageQueryDto): Promise<string> {
+    const columns = [...query.groupBy.map((grouping) => GROUP_FIELD[grouping]), ...TOTAL_COLUMNS];
+    const rows = await this.usage(accountId, query);
+    return toCsv(
+      columns,
+      rows.map((row) => columns.map((column) => row[column])),
+    );
+  }
+
+  /** One page of bills as CSV; the cursor of the next page goes beside it (a header). */
+  async billsCsv(accountId: string, query: BillsQueryDto): Promise<{ csv: string; nextCursor: string | null }> {
+    const page = await this.bills(accountId, query);
+    const rows = page.data.map((bill) => BILL_COLUMNS.map((column) => bill[column]));
+    return { csv: toCsv([...BILL_COLUMNS], rows), nextCursor: page.nextCursor };
   }
 
   async bills(accountId: string, query: BillsQueryDto): Promise<BillPageDto> {

@@ -1,23 +1,24 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsEmail, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
 import { formatUsd } from 'src/common/money/money';
+import { MONEY_PATTERN } from 'src/common/openapi/money-property';
 import { AccountEntity } from 'src/modules/accounts/account.entity';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
 
 export class AccountResponseDto {
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ example: '3f1c2a9e-8b4d-4c6e-9a7b-1d2e3f4a5b6c', format: 'uuid' })
   id: string;
 
   @ApiProperty({ example: 'ada@example.com' })
   email: string;
 
-  @ApiProperty({ description: 'Prepaid balance in USD, exact decimal string', example: '12.5' })
+  @ApiProperty({ pattern: MONEY_PATTERN, description: 'Prepaid balance in USD, exact decimal string', example: '12.5' })
   balance: string;
 
   @ApiProperty({ example: 'K7QX2MPA' })
   referralCode: string;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ example: '2026-11-21T08:30:00.000Z', format: 'date-time' })
   createdAt: string;
 
   static from(account: AccountEntity): AccountResponseDto {
@@ -66,7 +67,11 @@ export class AdjustmentResponseDto {
   @ApiProperty({ type: LedgerEntryResponseDto })
   entry: LedgerEntryResponseDto;
 
-  @ApiProperty({ description: 'The account balance after the adjustment, USD', example: '125.5' })
+  @ApiProperty({
+    pattern: MONEY_PATTERN,
+    description: 'The account balance after the adjustment, USD',
+    example: '125.5',
+  })
   balance: string;
 }
 

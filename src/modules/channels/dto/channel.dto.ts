@@ -55,7 +55,12 @@ export class ChannelTimeoutsDto {
 }
 
 export class ChannelUpsertDto {
-  @ApiProperty({ enum: CHANNEL_TYPES, description: '`openai` is any OpenAI-compatible upstream', example: 'openai' })
+  @ApiProperty({
+    enumName: 'ChannelType',
+    enum: CHANNEL_TYPES,
+    description: '`openai` is any OpenAI-compatible upstream',
+    example: 'openai',
+  })
   @IsIn(CHANNEL_TYPES)
   type: ChannelType;
 
@@ -68,21 +73,21 @@ export class ChannelUpsertDto {
   @Length(1, 1000)
   apiKey: string;
 
-  @ApiProperty({ description: 'Higher priorities are tried first', default: 0, example: 0 })
+  @ApiPropertyOptional({ description: 'Higher priorities are tried first', default: 0, example: 0 })
   @IsOptional()
   @IsInt()
   @Min(-1000)
   @Max(1000)
   priority: number = 0;
 
-  @ApiProperty({ description: 'Share of traffic among channels of the same priority', default: 1, example: 1 })
+  @ApiPropertyOptional({ description: 'Share of traffic among channels of the same priority', default: 1, example: 1 })
   @IsOptional()
   @IsInt()
   @Min(0)
   @Max(1000)
   weight: number = 1;
 
-  @ApiProperty({ default: true })
+  @ApiPropertyOptional({ example: true, default: true })
   @IsOptional()
   @IsBoolean()
   enabled: boolean = true;
@@ -170,7 +175,7 @@ export class ChannelResponseDto {
   @ApiProperty({ example: 'openai-main' })
   id: string;
 
-  @ApiProperty({ enum: CHANNEL_TYPES })
+  @ApiProperty({ example: 'openai', enumName: 'ChannelType', enum: CHANNEL_TYPES })
   type: ChannelType;
 
   @ApiProperty({ example: 'http://127.0.0.1:9000/v1' })
@@ -182,13 +187,13 @@ export class ChannelResponseDto {
   })
   maskedApiKey: string;
 
-  @ApiProperty()
+  @ApiProperty({ example: 0 })
   priority: number;
 
-  @ApiProperty()
+  @ApiProperty({ example: 1 })
   weight: number;
 
-  @ApiProperty()
+  @ApiProperty({ example: true })
   enabled: boolean;
 
   @ApiProperty({
@@ -203,10 +208,10 @@ export class ChannelResponseDto {
   @ApiProperty({ type: ChannelHealthDto })
   health: ChannelHealthDto;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ example: '2026-11-21T08:30:00.000Z', format: 'date-time' })
   createdAt: string;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ example: '2026-11-21T08:30:00.000Z', format: 'date-time' })
   updatedAt: string;
 
   static from(channel: ChannelEntity, timeouts: ChannelTimeouts, health: StoredBreaker): ChannelResponseDto {

@@ -44,6 +44,7 @@ export const CONTENT_PART_SCHEMA = {
 
 export class ChatMessageDto {
   @ApiProperty({
+    enumName: 'ChatRole',
     enum: [...ACCEPTED_MESSAGE_ROLES],
     example: 'user',
     description: '`function` is the legacy form of `tool`: still accepted, no longer offered',
@@ -60,10 +61,16 @@ export class ChatMessageDto {
   })
   content?: string | ContentPartDto[] | null;
 
-  @ApiPropertyOptional({ description: 'Required in a tool message: the id of the tool call it answers' })
+  @ApiPropertyOptional({
+    example: 'call_abc123',
+    description: 'Required in a tool message: the id of the tool call it answers',
+  })
   tool_call_id?: string;
 
   @ApiPropertyOptional({
+    example: [
+      { id: 'call_abc123', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+    ],
     type: 'array',
     items: { type: 'object' },
     description: "An assistant message's tool calls, relayed as sent",
@@ -71,6 +78,7 @@ export class ChatMessageDto {
   tool_calls?: object[];
 
   @ApiPropertyOptional({
+    example: { name: 'get_weather', arguments: '{"city":"Paris"}' },
     type: 'object',
     additionalProperties: true,
     description: 'The legacy form of tool_calls, relayed as sent',
@@ -79,7 +87,7 @@ export class ChatMessageDto {
 }
 
 export class StreamOptionsDto {
-  @ApiPropertyOptional({ description: 'Send a last chunk with `usage` before [DONE]' })
+  @ApiPropertyOptional({ example: true, description: 'Send a last chunk with `usage` before [DONE]' })
   include_usage?: boolean;
 }
 
@@ -103,22 +111,26 @@ export class ChatCompletionRequestDto {
   })
   messages: ChatMessageDto[];
 
-  @ApiPropertyOptional({ ...REQUEST_FIELDS.temperature })
+  @ApiPropertyOptional({ example: 1, ...REQUEST_FIELDS.temperature })
   temperature?: number;
 
   @ApiPropertyOptional({
+    example: 1024,
     ...REQUEST_FIELDS.max_tokens,
     description: "Maximum generated tokens, at most the model's maxOutputTokens; default the model's maximum",
   })
   max_tokens?: number;
 
   @ApiPropertyOptional({
+    example: 1024,
     ...REQUEST_FIELDS.max_completion_tokens,
     description: "Like max_tokens, at most the model's maxOutputTokens; when both are sent, the larger one is held",
   })
   max_completion_tokens?: number;
 
   @ApiPropertyOptional({
+    example: 'auto',
+    enumName: 'ServiceTier',
     ...REQUEST_FIELDS.service_tier,
     enum: [...SERVICE_TIERS],
     description: "Other tiers are refused (400, param service_tier): they cost more than the model's prices",
@@ -126,12 +138,13 @@ export class ChatCompletionRequestDto {
   service_tier?: string;
 
   @ApiPropertyOptional({
+    example: 1,
     ...REQUEST_FIELDS.top_p,
     description: 'Nucleus sampling; adjust either this or temperature, not both',
   })
   top_p?: number;
 
-  @ApiPropertyOptional({ ...REQUEST_FIELDS.stream, description: 'true returns server-sent events' })
+  @ApiPropertyOptional({ example: false, ...REQUEST_FIELDS.stream, description: 'true returns server-sent events' })
   stream?: boolean;
 
   @ApiPropertyOptional({ type: StreamOptionsDto, description: 'Only with stream true' })
@@ -145,16 +158,17 @@ export class ChatCompletionRequestDto {
   })
   stop?: string | string[] | null;
 
-  @ApiPropertyOptional({ ...REQUEST_FIELDS.presence_penalty })
+  @ApiPropertyOptional({ example: 0, ...REQUEST_FIELDS.presence_penalty })
   presence_penalty?: number;
 
-  @ApiPropertyOptional({ ...REQUEST_FIELDS.frequency_penalty })
+  @ApiPropertyOptional({ example: 0, ...REQUEST_FIELDS.frequency_penalty })
   frequency_penalty?: number;
 
-  @ApiPropertyOptional({ ...REQUEST_FIELDS.n, description: 'Number of candidate answers' })
+  @ApiPropertyOptional({ example: 1, ...REQUEST_FIELDS.n, description: 'Number of candidate answers' })
   n?: number;
 
   @ApiPropertyOptional({
+    example: 'user-1234',
     ...REQUEST_FIELDS.user,
     description: 'End-user identifier, used for monitoring and rate limiting',
   })
@@ -162,32 +176,32 @@ export class ChatCompletionRequestDto {
 }
 
 export class UsageDto {
-  @ApiProperty()
+  @ApiProperty({ example: 8 })
   prompt_tokens: number;
 
-  @ApiProperty()
+  @ApiProperty({ example: 5 })
   completion_tokens: number;
 
-  @ApiProperty()
+  @ApiProperty({ example: 13 })
   total_tokens: number;
 }
 
 export class AssistantMessageDto {
-  @ApiProperty({ enum: ['assistant'] })
+  @ApiProperty({ example: 'assistant', enumName: 'AssistantRole', enum: ['assistant'] })
   role: 'assistant';
 
-  @ApiProperty({ type: String, nullable: true })
+  @ApiProperty({ example: 'Hello! How can I help?', type: String, nullable: true })
   content: string | null;
 }
 
 export class ChoiceDto {
-  @ApiProperty()
+  @ApiProperty({ example: 0 })
   index: number;
 
   @ApiProperty({ type: AssistantMessageDto })
   message: AssistantMessageDto;
 
-  @ApiProperty({ enum: ['stop', 'length', 'content_filter', 'tool_calls'] })
+  @ApiProperty({ example: 'stop', enumName: 'FinishReason', enum: ['stop', 'length', 'content_filter', 'tool_calls'] })
   finish_reason: string;
 }
 
@@ -195,10 +209,10 @@ export class ChatCompletionDto {
   @ApiProperty({ example: 'chatcmpl-123' })
   id: string;
 
-  @ApiProperty({ enum: ['chat.completion'] })
+  @ApiProperty({ example: 'chat.completion', enumName: 'ChatCompletionObject', enum: ['chat.completion'] })
   object: 'chat.completion';
 
-  @ApiProperty({ description: 'Unix time in seconds' })
+  @ApiProperty({ example: 1795500000, description: 'Unix time in seconds' })
   created: number;
 
   @ApiProperty({ example: 'gpt-4o' })
@@ -215,36 +229,48 @@ export class ChatCompletionDto {
 }
 
 export class ChunkDeltaDto {
-  @ApiPropertyOptional({ enum: ['assistant'] })
+  @ApiPropertyOptional({ example: 'assistant', enumName: 'AssistantRole', enum: ['assistant'] })
   role?: 'assistant';
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ example: 'Hello! How can I help?' })
   content?: string;
 }
 
 export class ChunkChoiceDto {
-  @ApiProperty()
+  @ApiProperty({ example: 0 })
   index: number;
 
   @ApiProperty({ type: ChunkDeltaDto, description: 'Empty in the final chunk' })
   delta: ChunkDeltaDto;
 
-  @ApiProperty({ type: String, nullable: true, enum: ['stop', 'length', 'content_filter', 'tool_calls'] })
+  @ApiProperty({
+    example: 'stop',
+    enumName: 'FinishReason',
+    nullable: true,
+    enum: ['stop', 'length', 'content_filter', 'tool_calls'],
+  })
   finish_reason: string | null;
 }
 
 /** One `data:` event of a streamed completion; the stream ends with `data: [DONE]`. */
 export class ChatCompletionChunkDto {
-  @ApiProperty({ description: 'The same for every chunk of one stream' })
+  @ApiProperty({
+    example: '3f1c2a9e-8b4d-4c6e-9a7b-1d2e3f4a5b6c',
+    description: 'The same for every chunk of one stream',
+  })
   id: string;
 
-  @ApiProperty({ enum: ['chat.completion.chunk'] })
+  @ApiProperty({
+    example: 'chat.completion.chunk',
+    enumName: 'ChatCompletionChunkObject',
+    enum: ['chat.completion.chunk'],
+  })
   object: 'chat.completion.chunk';
 
-  @ApiProperty()
+  @ApiProperty({ example: 1795500000 })
   created: number;
 
-  @ApiProperty()
+  @ApiProperty({ example: 'gpt-4o' })
   model: string;
 
   @ApiProperty({ type: [ChunkChoiceDto] })

@@ -5,6 +5,7 @@ import { ContentPartType } from 'src/modules/chat-completions/chat-request.contr
 
 export class ImageUrlDto {
   @ApiProperty({
+    example: 'https://example.com/cat.png',
     description:
       'Either an absolute HTTP(S) URL of an image, or a base64 data URI of the form data:<media_type>;base64,<data>',
   })
@@ -12,7 +13,7 @@ export class ImageUrlDto {
 }
 
 export class InputAudioDto {
-  @ApiProperty({ format: 'byte', description: 'The audio, base64-encoded' })
+  @ApiProperty({ example: 'UklGRiQAAABXQVZF', format: 'byte', description: 'The audio, base64-encoded' })
   data: string;
 
   @ApiProperty({ example: 'wav', description: 'The encoding of the audio, e.g. wav or mp3' })
@@ -21,24 +22,27 @@ export class InputAudioDto {
 
 @ApiSchema({ description: 'Exactly one of file_data and file_id' })
 export class FileDto {
-  @ApiPropertyOptional({ description: "The file's content, e.g. a base64 data URI" })
+  @ApiPropertyOptional({
+    example: 'data:application/pdf;base64, JVBERi0xLjQK',
+    description: "The file's content, e.g. a base64 data URI",
+  })
   file_data?: string;
 
-  @ApiPropertyOptional({ description: 'The id of a file already uploaded to the upstream' })
+  @ApiPropertyOptional({ example: 'file-abc123', description: 'The id of a file already uploaded to the upstream' })
   file_id?: string;
 }
 
 export class TextContentPartDto {
-  @ApiProperty({ enum: ['text'] satisfies ContentPartType[] })
+  @ApiProperty({ example: 'text', enumName: 'TextPartType', enum: ['text'] satisfies ContentPartType[] })
   type: 'text';
 
-  @ApiProperty()
+  @ApiProperty({ example: 'What is in this image?' })
   text: string;
 }
 
 @ApiSchema({ description: 'Image input: vision-capable models only' })
 export class ImageContentPartDto {
-  @ApiProperty({ enum: ['image_url'] satisfies ContentPartType[] })
+  @ApiProperty({ example: 'image_url', enumName: 'ImagePartType', enum: ['image_url'] satisfies ContentPartType[] })
   type: 'image_url';
 
   @ApiProperty({ type: ImageUrlDto })
@@ -46,7 +50,7 @@ export class ImageContentPartDto {
 }
 
 export class AudioContentPartDto {
-  @ApiProperty({ enum: ['input_audio'] satisfies ContentPartType[] })
+  @ApiProperty({ example: 'input_audio', enumName: 'AudioPartType', enum: ['input_audio'] satisfies ContentPartType[] })
   type: 'input_audio';
 
   @ApiProperty({ type: InputAudioDto })
@@ -54,7 +58,7 @@ export class AudioContentPartDto {
 }
 
 export class FileContentPartDto {
-  @ApiProperty({ enum: ['file'] satisfies ContentPartType[] })
+  @ApiProperty({ example: 'file', enumName: 'FilePartType', enum: ['file'] satisfies ContentPartType[] })
   type: 'file';
 
   @ApiProperty({ type: FileDto })
@@ -63,9 +67,9 @@ export class FileContentPartDto {
 
 @ApiSchema({ description: "An assistant's earlier refusal, sent back as conversation history" })
 export class RefusalContentPartDto {
-  @ApiProperty({ enum: ['refusal'] satisfies ContentPartType[] })
+  @ApiProperty({ example: 'refusal', enumName: 'RefusalPartType', enum: ['refusal'] satisfies ContentPartType[] })
   type: 'refusal';
 
-  @ApiPropertyOptional({ description: 'Relayed to the upstream unchecked' })
+  @ApiPropertyOptional({ example: 'I cannot help with that.', description: 'Relayed to the upstream unchecked' })
   refusal?: string;
 }

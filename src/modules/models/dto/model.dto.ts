@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -15,6 +15,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { formatUsd } from 'src/common/money/money';
+import { MONEY_PATTERN } from 'src/common/openapi/money-property';
 import { MODEL_KINDS, ModelEntity, ModelKind } from 'src/modules/models/model.entity';
 
 // Up to $1,000,000 per million tokens: far above any real price, and no overflow in cost arithmetic.
@@ -48,7 +49,7 @@ export class ModelUpsertDto {
   @Max(10_000_000)
   maxOutputTokens: number;
 
-  @ApiProperty({ description: 'Accepts image input', default: false })
+  @ApiPropertyOptional({ example: true, description: 'Accepts image input', default: false })
   @IsOptional()
   @IsBoolean()
   vision: boolean = false;
@@ -76,7 +77,7 @@ export class ModelUpsertDto {
   @Max(2_000_000_000)
   tpm: number;
 
-  @ApiProperty({ default: true })
+  @ApiPropertyOptional({ example: true, default: true })
   @IsOptional()
   @IsBoolean()
   enabled: boolean = true;
@@ -93,16 +94,16 @@ export class ModelResponseDto {
   @ApiProperty({ example: 'gpt-4o' })
   id: string;
 
-  @ApiProperty({ example: '2.5' })
+  @ApiProperty({ pattern: MONEY_PATTERN, example: '2.5' })
   inputPrice: string;
 
-  @ApiProperty({ example: '10' })
+  @ApiProperty({ pattern: MONEY_PATTERN, example: '10' })
   outputPrice: string;
 
   @ApiProperty({ example: 16384 })
   maxOutputTokens: number;
 
-  @ApiProperty()
+  @ApiProperty({ example: true })
   vision: boolean;
 
   @ApiProperty({ enum: MODEL_KINDS, example: 'chat' })
@@ -114,16 +115,16 @@ export class ModelResponseDto {
   @ApiProperty({ example: 100000 })
   tpm: number;
 
-  @ApiProperty()
+  @ApiProperty({ example: true })
   enabled: boolean;
 
   @ApiProperty({ type: [ModelRouteDto] })
   routes: ModelRouteDto[];
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ example: '2026-11-21T08:30:00.000Z', format: 'date-time' })
   createdAt: string;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ example: '2026-11-21T08:30:00.000Z', format: 'date-time' })
   updatedAt: string;
 
   static from(model: ModelEntity): ModelResponseDto {
@@ -155,7 +156,7 @@ export class PublicModelDto {
   @ApiProperty({ example: 'gpt-4o' })
   id: string;
 
-  @ApiProperty({ enum: ['model'] })
+  @ApiProperty({ example: 'model', enumName: 'ModelObject', enum: ['model'] })
   object: 'model';
 
   @ApiProperty({ description: 'Unix time (seconds) the model was added', example: 1732147200 })
@@ -166,7 +167,7 @@ export class PublicModelDto {
 }
 
 export class PublicModelListDto {
-  @ApiProperty({ enum: ['list'] })
+  @ApiProperty({ example: 'list', enumName: 'ListObject', enum: ['list'] })
   object: 'list';
 
   @ApiProperty({ type: [PublicModelDto] })

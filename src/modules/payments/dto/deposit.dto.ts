@@ -1,13 +1,14 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { CursorQueryDto } from 'src/common/http/date-range.dto';
+import { MONEY_PATTERN } from 'src/common/openapi/money-property';
 import { ChainDepositEntity, DEPOSIT_STATUSES, DepositStatus } from 'src/modules/payments/chain/chain-deposit.entity';
 import { DepositAddressEntity } from 'src/modules/payments/chain/deposit-address.entity';
 import { USDT_NETWORKS, UsdtNetwork } from 'src/modules/payments/chain/usdt-network';
 import { formatAmount } from 'src/modules/payments/topup-amounts';
 
 export class DepositAddressDto {
-  @ApiProperty({ enum: USDT_NETWORKS })
+  @ApiProperty({ example: 'TRC20', enumName: 'UsdtNetwork', enum: USDT_NETWORKS })
   network: UsdtNetwork;
 
   @ApiProperty({
@@ -28,36 +29,49 @@ export class DepositAddressListDto {
 
 /** A transfer to one of the accounts' addresses, as the operator sees it. */
 export class AdminDepositDto {
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ example: '3f1c2a9e-8b4d-4c6e-9a7b-1d2e3f4a5b6c', format: 'uuid' })
   id: string;
 
-  @ApiProperty({ enum: USDT_NETWORKS })
+  @ApiProperty({ example: 'TRC20', enumName: 'UsdtNetwork', enum: USDT_NETWORKS })
   network: UsdtNetwork;
 
-  @ApiProperty({ description: 'The transaction id (TRON) or hash (Ethereum)' })
+  @ApiProperty({
+    example: 'a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90',
+    description: 'The transaction id (TRON) or hash (Ethereum)',
+  })
   txid: string;
 
   @ApiProperty({
+    example: 0,
     description: "The log's index in its block (ERC20), or the transfer's place in its transaction (TRC20)",
   })
   eventIndex: number;
 
-  @ApiProperty()
+  @ApiProperty({ example: 'TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE' })
   address: string;
 
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ example: '3f1c2a9e-8b4d-4c6e-9a7b-1d2e3f4a5b6c', format: 'uuid' })
   accountId: string;
 
-  @ApiProperty({ description: 'USDT, 6 decimals', example: '0.500000' })
+  @ApiProperty({ pattern: MONEY_PATTERN, description: 'USDT, 6 decimals', example: '0.500000' })
   amount: string;
 
-  @ApiProperty({ enum: DEPOSIT_STATUSES, description: 'below_minimum: recorded, not credited; settle it by hand' })
+  @ApiProperty({
+    example: 'credited',
+    enumName: 'DepositStatus',
+    enum: DEPOSIT_STATUSES,
+    description: 'below_minimum: recorded, not credited; settle it by hand',
+  })
   status: DepositStatus;
 
-  @ApiPropertyOptional({ format: 'uuid', description: 'The top-up it paid' })
+  @ApiPropertyOptional({
+    example: '3f1c2a9e-8b4d-4c6e-9a7b-1d2e3f4a5b6c',
+    format: 'uuid',
+    description: 'The top-up it paid',
+  })
   orderId?: string;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ example: '2026-11-21T08:30:00.000Z', format: 'date-time' })
   createdAt: string;
 
   static from(row: ChainDepositEntity): AdminDepositDto {
@@ -80,17 +94,17 @@ export class AdminDepositPageDto {
   @ApiProperty({ type: [AdminDepositDto] })
   data: AdminDepositDto[];
 
-  @ApiProperty({ type: String, nullable: true })
+  @ApiProperty({ example: 'WyIyMDI2LTExLTIxVDA4OjMwOjAwWiIsInJlcV8xIl0', type: String, nullable: true })
   nextCursor: string | null;
 }
 
 export class AdminDepositQueryDto extends CursorQueryDto {
-  @ApiPropertyOptional({ enum: DEPOSIT_STATUSES })
+  @ApiPropertyOptional({ enum: DEPOSIT_STATUSES, enumName: 'DepositStatus', example: 'below_minimum' })
   @IsOptional()
   @IsIn(DEPOSIT_STATUSES, { message: 'status must be credited or below_minimum' })
   status?: DepositStatus;
 
-  @ApiPropertyOptional({ enum: USDT_NETWORKS })
+  @ApiPropertyOptional({ enum: USDT_NETWORKS, enumName: 'UsdtNetwork', example: 'TRC20' })
   @IsOptional()
   @IsIn(USDT_NETWORKS, { message: 'network must be TRC20 or ERC20' })
   network?: UsdtNetwork;

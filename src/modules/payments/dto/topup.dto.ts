@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
 import { CursorQueryDto } from 'src/common/http/date-range.dto';
 import { formatUsd } from 'src/common/money/money';
+import { MONEY_PATTERN } from 'src/common/openapi/money-property';
 import { USDT_NETWORKS } from 'src/modules/payments/chain/usdt-network';
 import { formatAmount, TOPUP_CURRENCIES, TopupCurrency } from 'src/modules/payments/topup-amounts';
 import {
@@ -16,21 +17,32 @@ export const PAYABLE_CURRENCIES = ['CNY', 'USDT'] as const;
 export const WALLET_METHODS = ['alipay', 'wechatpay'] as const;
 
 export class TopupCreateDto {
-  @ApiProperty({ enum: PAYABLE_CURRENCIES, example: 'CNY' })
+  @ApiProperty({ enumName: 'TopupCurrency', enum: PAYABLE_CURRENCIES, example: 'CNY' })
   @IsIn(PAYABLE_CURRENCIES, { message: 'currency must be CNY or USDT' })
   currency: (typeof PAYABLE_CURRENCIES)[number];
 
-  @ApiPropertyOptional({ enum: WALLET_METHODS, description: 'The wallet of a CNY top-up' })
+  @ApiPropertyOptional({
+    example: 'alipay',
+    enumName: 'WalletMethod',
+    enum: WALLET_METHODS,
+    description: 'The wallet of a CNY top-up',
+  })
   @IsOptional()
   @IsIn(WALLET_METHODS, { message: 'method must be alipay or wechatpay' })
   method?: (typeof WALLET_METHODS)[number];
 
-  @ApiPropertyOptional({ enum: USDT_NETWORKS, description: 'The chain of a USDT top-up' })
+  @ApiPropertyOptional({
+    example: 'TRC20',
+    enumName: 'UsdtNetwork',
+    enum: USDT_NETWORKS,
+    description: 'The chain of a USDT top-up',
+  })
   @IsOptional()
   @IsIn(USDT_NETWORKS, { message: 'network must be TRC20 or ERC20' })
   network?: (typeof USDT_NETWORKS)[number];
 
   @ApiProperty({
+    pattern: MONEY_PATTERN,
     description: "Decimal string in the order's currency: CNY with at most 2 places, USDT with at most 6",
     example: '100',
   })
@@ -41,57 +53,76 @@ export class TopupCreateDto {
 
 /** What the payer needs; which fields depends on the method. */
 export class TopupInstructionsDto {
-  @ApiPropertyOptional({ description: 'Alipay: the content of the QR code to show the payer' })
+  @ApiPropertyOptional({
+    example: 'https://qr.alipay.com/bax01234',
+    description: 'Alipay: the content of the QR code to show the payer',
+  })
   qrCode?: string;
 
-  @ApiPropertyOptional({ description: 'WeChat Pay: the code URL to render as a QR code' })
+  @ApiPropertyOptional({
+    example: 'weixin://wxpay/bizpayurl?pr=abc123',
+    description: 'WeChat Pay: the code URL to render as a QR code',
+  })
   codeUrl?: string;
 
-  @ApiPropertyOptional({ description: 'USDT: the deposit address' })
+  @ApiPropertyOptional({ example: 'TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE', description: 'USDT: the deposit address' })
   address?: string;
 
-  @ApiPropertyOptional({ enum: USDT_NETWORKS })
+  @ApiPropertyOptional({ example: 'TRC20', enumName: 'UsdtNetwork', enum: USDT_NETWORKS })
   network?: string;
 
-  @ApiPropertyOptional({ description: 'USDT: confirmations so far' })
+  @ApiPropertyOptional({ example: 3, description: 'USDT: confirmations so far' })
   confirmations?: number;
 
-  @ApiPropertyOptional({ description: 'USDT: confirmations that credit' })
+  @ApiPropertyOptional({ example: 20, description: 'USDT: confirmations that credit' })
   required?: number;
 }
 
 export class TopupDto {
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ example: '3f1c2a9e-8b4d-4c6e-9a7b-1d2e3f4a5b6c', format: 'uuid' })
   id: string;
 
-  @ApiProperty({ enum: TOPUP_STATUSES })
+  @ApiProperty({ example: 'paid', enumName: 'TopupStatus', enum: TOPUP_STATUSES })
   status: TopupStatus;
 
-  @ApiProperty({ enum: TOPUP_CURRENCIES, description: 'USD for a redemption code' })
+  @ApiProperty({
+    example: 'CNY',
+    enumName: 'TopupOrderCurrency',
+    enum: TOPUP_CURRENCIES,
+    description: 'USD for a redemption code',
+  })
   currency: TopupCurrency;
 
-  @ApiPropertyOptional({ enum: TOPUP_METHODS })
+  @ApiPropertyOptional({ example: 'alipay', enumName: 'TopupOrderMethod', enum: TOPUP_METHODS })
   method?: TopupMethod;
 
-  @ApiPropertyOptional({ enum: USDT_NETWORKS })
+  @ApiPropertyOptional({ example: 'TRC20', enumName: 'UsdtNetwork', enum: USDT_NETWORKS })
   network?: string;
 
-  @ApiProperty({ description: "In the order's currency, with its places (CNY 2, USDT 6)", example: '100.00' })
+  @ApiProperty({
+    pattern: MONEY_PATTERN,
+    description: "In the order's currency, with its places (CNY 2, USDT 6)",
+    example: '100.00',
+  })
   amount: string;
 
-  @ApiProperty({ description: 'USD the order adds to the balance, exact decimal string', example: '13.888888888' })
+  @ApiProperty({
+    pattern: MONEY_PATTERN,
+    description: 'USD the order adds to the balance, exact decimal string',
+    example: '13.888888888',
+  })
   credit: string;
 
   @ApiPropertyOptional({ description: 'CNY per USD, copied when the order was created', example: '7.2' })
   rate?: string;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ example: '2026-11-21T08:30:00.000Z', format: 'date-time' })
   createdAt: string;
 
-  @ApiPropertyOptional({ format: 'date-time' })
+  @ApiPropertyOptional({ example: '2026-11-21T09:00:00.000Z', format: 'date-time' })
   expiresAt?: string;
 
-  @ApiPropertyOptional({ format: 'date-time' })
+  @ApiPropertyOptional({ example: '2026-11-21T08:35:12.000Z', format: 'date-time' })
   paidAt?: string;
 
   @ApiProperty({ type: TopupInstructionsDto })
@@ -116,7 +147,7 @@ export class TopupDto {
 }
 
 export class AdminTopupDto extends TopupDto {
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ example: '3f1c2a9e-8b4d-4c6e-9a7b-1d2e3f4a5b6c', format: 'uuid' })
   accountId: string;
 
   static fromOrder(order: TopupOrderEntity): AdminTopupDto {
@@ -128,7 +159,12 @@ export class TopupPageDto {
   @ApiProperty({ type: [TopupDto] })
   data: TopupDto[];
 
-  @ApiProperty({ type: String, nullable: true, description: 'Pass as cursor for the next page; null on the last' })
+  @ApiProperty({
+    example: 'WyIyMDI2LTExLTIxVDA4OjMwOjAwWiIsInJlcV8xIl0',
+    type: String,
+    nullable: true,
+    description: 'Pass as cursor for the next page; null on the last',
+  })
   nextCursor: string | null;
 }
 
@@ -136,7 +172,7 @@ export class AdminTopupPageDto {
   @ApiProperty({ type: [AdminTopupDto] })
   data: AdminTopupDto[];
 
-  @ApiProperty({ type: String, nullable: true })
+  @ApiProperty({ example: 'WyIyMDI2LTExLTIxVDA4OjMwOjAwWiIsInJlcV8xIl0', type: String, nullable: true })
   nextCursor: string | null;
 }
 
@@ -144,12 +180,12 @@ export class AdminTopupPageDto {
 export class TopupPageQueryDto extends CursorQueryDto {}
 
 export class AdminTopupQueryDto extends TopupPageQueryDto {
-  @ApiPropertyOptional({ enum: TOPUP_STATUSES })
+  @ApiPropertyOptional({ example: 'paid', enumName: 'TopupStatus', enum: TOPUP_STATUSES })
   @IsOptional()
   @IsIn(TOPUP_STATUSES, { message: 'status must be pending, paid or expired' })
   status?: TopupStatus;
 
-  @ApiPropertyOptional({ format: 'uuid' })
+  @ApiPropertyOptional({ format: 'uuid', example: '3f1c2a9e-8b4d-4c6e-9a7b-1d2e3f4a5b6c' })
   @IsOptional()
   @IsUUID('all', { message: 'accountId must be a UUID' })
   accountId?: string;

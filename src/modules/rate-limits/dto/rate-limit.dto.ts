@@ -59,25 +59,25 @@ export class RateLimitUpsertDto {
 }
 
 export class RateLimitResponseDto {
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ example: '3f1c2a9e-8b4d-4c6e-9a7b-1d2e3f4a5b6c', format: 'uuid' })
   accountId: string;
 
   @ApiProperty({ description: 'A model id, or `*` for every model without its own override', example: 'gpt-4o' })
   modelId: string;
 
-  @ApiProperty({ type: Number, nullable: true })
+  @ApiProperty({ example: 60, type: Number, nullable: true })
   rpm: number | null;
 
-  @ApiProperty({ type: Number, nullable: true })
+  @ApiProperty({ example: 100000, type: Number, nullable: true })
   tpm: number | null;
 
-  @ApiProperty({ type: Number, nullable: true })
+  @ApiProperty({ example: 10, type: Number, nullable: true })
   endUserRpm: number | null;
 
-  @ApiProperty({ type: Number, nullable: true })
+  @ApiProperty({ example: 20000, type: Number, nullable: true })
   endUserTpm: number | null;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ example: '2026-11-21T08:30:00.000Z', format: 'date-time' })
   updatedAt: string;
 
   static from(row: AccountRateLimitEntity): RateLimitResponseDto {

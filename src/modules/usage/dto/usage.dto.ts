@@ -1,10 +1,28 @@
 import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { Transform } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  ArrayUnique,
+  IsIn,
+  IsOptional,
+  IsString,
+  IsUUID,
+  MaxLength,
+} from 'class-validator';
 import { DateRangeQueryDto, PageQueryDto } from 'src/common/http/date-range.dto';
+import { MONEY_PATTERN } from 'src/common/openapi/money-property';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
 
 export const USAGE_GROUPINGS = ['day', 'model', 'key'] as const;
 export type UsageGrouping = (typeof USAGE_GROUPINGS)[number];
+const GROUPING_MESSAGE = 'groupBy must be a list of day, model and key, each at most once';
+
+/** `groupBy=day,model` and `groupBy=day&groupBy=model` both read as ['day', 'model']. */
+function groupingList({ value }: { value: unknown }): unknown {
+  const parts: unknown[] = Array.isArray(value) ? (value as unknown[]) : [value];
+  return parts.flatMap((part) => (typeof part === 'string' ? part.split(',') : [part]));
+}
 
 /** Filters shared by the usage totals and the bills. */
 class UsageFilterDto {
@@ -14,29 +32,44 @@ class UsageFilterDto {
   @MaxLength(128)
   model?: string;
 
-  @ApiPropertyOptional({ format: 'uuid' })
+  @ApiPropertyOptional({ format: 'uuid', example: '3f1c2a9e-8b4d-4c6e-9a7b-1d2e3f4a5b6c' })
   @IsOptional()
   @IsUUID('all', { message: 'keyId must be a UUID' })
   keyId?: string;
 }
 
 export class UsageQueryDto extends IntersectionType(DateRangeQueryDto, UsageFilterDto) {
-  @ApiPropertyOptional({ enum: USAGE_GROUPINGS, default: 'day' })
+  @ApiPropertyOptional({
+    description: 'The columns to total by, in order: `day,model` gives one row per day and model. Without it, by day',
+    enum: USAGE_GROUPINGS,
+    enumName: 'UsageGrouping',
+    isArray: true,
+    example: ['day', 'model'],
+    default: ['day'],
+  })
   @IsOptional()
-  @IsIn(USAGE_GROUPINGS, { message: 'groupBy must be one of: day, model, key' })
-  groupBy: UsageGrouping = 'day';
+  @Transform(groupingList)
+  @ArrayMinSize(1, { message: GROUPING_MESSAGE })
+  @ArrayMaxSize(USAGE_GROUPINGS.length, { message: GROUPING_MESSAGE })
+  @ArrayUnique(undefined, { message: GROUPING_MESSAGE })
+  @IsIn(USAGE_GROUPINGS, { each: true, message: GROUPING_MESSAGE })
+  groupBy: UsageGrouping[] = ['day'];
 }
 
 export class BillsQueryDto extends IntersectionType(PageQueryDto, UsageFilterDto) {}
 
 export class UsageRowDto {
-  @ApiPropertyOptional({ description: 'With groupBy=day', example: '2026-11-21' })
+  @ApiPropertyOptional({ description: 'When grouped by day', example: '2026-11-21', format: 'date' })
   date?: string;
 
-  @ApiPropertyOptional({ description: 'With groupBy=model', example: 'gpt-4o' })
+  @ApiPropertyOptional({ description: 'When grouped by model', example: 'gpt-4o' })
   model?: string;
 
-  @ApiPropertyOptional({ description: 'With groupBy=key', format: 'uuid' })
+  @ApiPropertyOptional({
+    description: 'When grouped by key',
+    format: 'uuid',
+    example: '3f1c2a9e-8b4d-4c6e-9a7b-1d2e3f4a5b6c',
+  })
   keyId?: string;
 
   @ApiProperty({ example: 42 })
@@ -48,7 +81,7 @@ export class UsageRowDto {
   @ApiProperty({ example: 3400 })
   completionTokens: number;
 
-  @ApiProperty({ description: 'USD charged, exact decimal string', example: '0.064' })
+  @ApiProperty({ pattern: MONEY_PATTERN, description: 'USD charged, exact decimal string', example: '0.064' })
   cost: string;
 }
 
@@ -61,22 +94,22 @@ export class BillDto {
   @ApiProperty({ description: 'The x-request-id of the completion', example: 'req_…' })
   requestId: string;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ example: '2026-11-21T08:30:00.000Z', format: 'date-time' })
   createdAt: string;
 
   @ApiProperty({ example: 'gpt-4o' })
   model: string;
 
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ example: '3f1c2a9e-8b4d-4c6e-9a7b-1d2e3f4a5b6c', format: 'uuid' })
   keyId: string;
 
-  @ApiProperty()
+  @ApiProperty({ example: 12000 })
   promptTokens: number;
 
-  @ApiProperty()
+  @ApiProperty({ example: 3400 })
   completionTokens: number;
 
-  @ApiProperty({ description: 'USD charged, exact decimal string', example: '0.0075' })
+  @ApiProperty({ pattern: MONEY_PATTERN, description: 'USD charged, exact decimal string', example: '0.0075' })
   cost: string;
 }
 
@@ -84,7 +117,12 @@ export class BillPageDto {
   @ApiProperty({ type: [BillDto] })
   data: BillDto[];
 
-  @ApiProperty({ type: String, nullable: true, description: 'Pass as cursor for the next page; null on the last' })
+  @ApiProperty({
+    example: 'WyIyMDI2LTExLTIxVDA4OjMwOjAwWiIsInJlcV8xIl0',
+    type: String,
+    nullable: true,
+    description: 'Pass as cursor for the next page; null on the last',
+  })
   nextCursor: string | null;
 }
 
@@ -92,6 +130,11 @@ export class LedgerPageDto {
   @ApiProperty({ type: [LedgerEntryResponseDto] })
   data: LedgerEntryResponseDto[];
 
-  @ApiProperty({ type: String, nullable: true, description: 'Pass as cursor for the next page; null on the last' })
+  @ApiProperty({
+    example: 'WyIyMDI2LTExLTIxVDA4OjMwOjAwWiIsInJlcV8xIl0',
+    type: String,
+    nullable: true,
+    description: 'Pass as cursor for the next page; null on the last',
+  })
   nextCursor: string | null;
 }
