@@ -12,7 +12,22 @@ const isAbsent = (value: unknown) => value === undefined || value === null;
  * for reasoning blocks the chat answer cannot carry back; `service_tier` is the provider's business.
  */
 const DROPPED_FIELDS = new Set(['top_k', 'thinking', 'service_tier']);
-const KNOWN_FIELDS = new Set([
+/** Chat-completions names a Messages body must not carry: the translation writes them. */
+const CHAT_ONLY_FIELDS = new Set([
+  'n',
+  'stop',
+  'user',
+  'max_completion_tokens',
+  'response_format',
+  'stream_options',
+  'logprobs',
+  'functions',
+  'function_call',
+  'parallel_tool_calls',
+  'reasoning_effort',
+]);
+/** Read and rewritten by the translation. Other fields go to the chat body unread, as on the chat route. */
+const TRANSLATED_FIELDS = new Set([
   'model',
   'messages',
   'system',
@@ -49,15 +64,20 @@ const invalid = (param: string, problem: string) => ApiError.invalid(`${param}: 
 /**
  * Translates a `POST /v1/messages` body (Anthropic's Messages API) to the chat-completions body every
  * channel type serves. Shapes are checked here, naming the Anthropic field (`messages.0.content: …`);
- * model, bounds and the model's kind are then checked by the chat validator on admission.
+ * model, bounds and the model's kind are then checked by the chat validator on admission. Fields
+ * this gateway does not know are relayed to the upstream unread, as on the chat route.
  */
 export function translateMessagesRequest(body: unknown): Json {
   if (!isObject(body)) {
     throw ApiError.invalid('The request body must be a JSON object.');
   }
-  for (const field of Object.keys(body)) {
-    if (!KNOWN_FIELDS.has(field)) {
-      throw invalid(field, 'Extra inputs are not permitted.');
+  const chat: Json = {};
+  for (const [field, value] of Object.entries(body)) {
+    if (CHAT_ONLY_FIELDS.has(field)) {
+      throw invalid(field, 'Extra inputs are not permitted (a chat-completions parameter, not a Messages one).');
+    }
+    if (!TRANSLATED_FIELDS.has(field) && value !== undefined) {
+      chat[field] = value;
     }
   }
   if (typeof body.model !== 'string' || body.model === '') {
@@ -67,7 +87,8 @@ export function translateMessagesRequest(body: unknown): Json {
     throw invalid('max_tokens', 'Field required: an integer of at least 1.');
   }
   checkDropped(body);
-  const chat: Json = { model: body.model, max_tokens: body.max_tokens };
+  chat.model = body.model;
+  chat.max_tokens = body.max_tokens;
   chat.messages = [...systemMessages(body.system), ...conversation(body.messages)];
   if (!isAbsent(body.stop_sequences)) {
     const stop = body.stop_sequences;
@@ -117,7 +138,10 @@ function checkDropped(body: Json): void {
     throw invalid('top_k', 'Input should be a non-negative integer.');
   }
   const thinking = body.thinking;
-  if (!isAbsent(thinking) && (!isObject(thinking) || !['enabled', 'disabled', 'adaptive'].includes(thinking.type as string))) {
+  if (
+    !isAbsent(thinking) &&
+    (!isObject(thinking) || !['enabled', 'disabled', 'adaptive'].includes(thinking.type as string))
+  ) {
     throw invalid('thinking.type', "Input should be 'enabled', 'disabled' or 'adaptive'.");
   }
   if (!isAbsent(body.service_tier) && typeof body.service_tier !== 'string') {
@@ -329,7 +353,7 @@ function toolsOf(tools: unknown): Json[] {
     }
     // Anthropic's server tools (web search, bash, computer use…) run at Anthropic; no other channel has them.
     if (!isAbsent(tool.type) && tool.type !== 'custom') {
-      throw invalid(`${at}.type`, "Only custom tools (name, description, input_schema) are supported.");
+      throw invalid(`${at}.type`, 'Only custom tools (name, description, input_schema) are supported.');
     }
     if (typeof tool.name !== 'string' || tool.name === '') {
       throw invalid(`${at}.name`, 'Field required: a tool name string.');

@@ -47,7 +47,11 @@ export class MessagesController {
   })
   @ApiResponse({ status: 400, description: 'invalid_request_error, naming the field', content: ERROR_CONTENT })
   @ApiResponse({ status: 401, description: 'authentication_error', content: ERROR_CONTENT })
-  @ApiResponse({ status: 403, description: 'permission_error (insufficient balance, disabled key)', content: ERROR_CONTENT })
+  @ApiResponse({
+    status: 403,
+    description: 'permission_error (insufficient balance, disabled key)',
+    content: ERROR_CONTENT,
+  })
   @ApiResponse({ status: 429, description: 'rate_limit_error', content: ERROR_CONTENT })
   @ApiResponse({ status: 529, description: 'overloaded_error', content: ERROR_CONTENT })
   createMessage(@Req() request: AuthenticatedRequest, @Res() reply: FastifyReply): Promise<MeteredStatus> {
