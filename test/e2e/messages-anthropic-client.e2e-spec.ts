@@ -381,6 +381,18 @@ describe("Anthropic's Messages API through the official @anthropic-ai/sdk", () =
       expect(JSON.parse(response.text)).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
     });
 
+    it('should refuse a body over the limit with 413 request_too_large', async () => {
+      const client = clientOf(await gateway.newCustomer({ balance: '10' }));
+      // Over the default BODY_LIMIT_BYTES (20 MiB).
+      const content = 'x'.repeat(21 * 1024 * 1024);
+
+      const error = await client.messages
+        .create({ model, max_tokens: 10, messages: [{ role: 'user', content }] })
+        .catch((caught: unknown) => caught);
+
+      expect(error).toMatchObject({ status: 413, error: { type: 'error', error: { type: 'request_too_large' } } });
+    });
+
     it('should refuse a customer without balance with 403 permission_error, billing nothing', async () => {
       const customer = await gateway.newCustomer({ balance: '0' });
 
