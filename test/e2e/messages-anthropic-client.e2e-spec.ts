@@ -17,6 +17,7 @@ import {
   openBillingWorld,
   Usage,
 } from 'test/e2e/billing-helpers';
+import { sendLargeBody } from 'test/e2e/edge-helpers';
 import { Customer, TestGateway } from 'test/support/gateway';
 import { mockArgumentPieces } from 'tools/mock-upstream/mock-upstream.server';
 
@@ -368,7 +369,7 @@ describe("Anthropic's Messages API through the official @anthropic-ai/sdk", () =
       expect(chat.body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_api_key' });
     });
 
-    it('should refuse a missing key before reading the body, in Anthropic’s shape', async () => {
+    it('should refuse a request without any key in Anthropic’s shape', async () => {
       const body = JSON.stringify({ model, max_tokens: 10, messages: [{ role: 'user', content: 'x'.repeat(100) }] });
       const response = await gateway.raw(
         'POST',
@@ -380,6 +381,34 @@ describe("Anthropic's Messages API through the official @anthropic-ai/sdk", () =
       expect(response.status).toBe(401);
       expect(JSON.parse(response.text)).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
     });
+
+    it.each([
+      ['x-api-key', { 'x-api-key': 'sk-not-a-real-key-0123456789' }],
+      ['Authorization', { authorization: 'Bearer sk-not-a-real-key-0123456789' }],
+    ])(
+      'should refuse a bad key in %s while the client is still sending a large body',
+      async (_header, auth) => {
+        const exchange = await sendLargeBody(gateway.url, {
+          method: 'POST',
+          path: '/v1/messages',
+          headers: { ...auth, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+          // Under the limit, so only the key can refuse it early.
+          bodyBytes: 19 * 1024 * 1024,
+          stopWhenAnswered: true,
+          chunkBytes: 16 * 1024,
+          pauseMs: 20,
+        });
+
+        expect(exchange.status).toBe(401);
+        expect(exchange.body).toEqual({
+          type: 'error',
+          error: { type: 'authentication_error', message: expect.any(String) },
+        });
+        // Answered while most of the body was still unsent: the server did not wait for it.
+        expect(exchange.sentBeforeAnswer).toBeLessThan(4 * 1024 * 1024);
+      },
+      60_000,
+    );
 
     it('should refuse a body over the limit with 413 request_too_large', async () => {
       const client = clientOf(await gateway.newCustomer({ balance: '10' }));
