@@ -19,6 +19,7 @@ import { ModelsModule } from 'src/modules/models/models.module';
 import { PaymentsModule } from 'src/modules/payments/payments.module';
 import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
 import { ReferralsModule } from 'src/modules/referrals/referrals.module';
+import { MessagesModule } from 'src/modules/messages/messages.module';
 import { ResponsesModule } from 'src/modules/responses/responses.module';
 import { UsageModule } from 'src/modules/usage/usage.module';
 
@@ -41,6 +42,7 @@ export class ApiModule implements OnApplicationShutdown {
         ChatCompletionsModule,
         EmbeddingsModule,
         ResponsesModule,
+        MessagesModule,
         RateLimitsModule,
         UsageModule,
         ReferralsModule,

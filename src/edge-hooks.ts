@@ -6,6 +6,7 @@ import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { toApiError } from 'src/common/filters/all-exceptions.filter';
 import { errorLogFields } from 'src/common/filters/error-log-fields';
 import { bodyLimitFor, discardUnreadBody } from 'src/common/http/body-limits';
+import { errorAnswer, presentedAuthorization } from 'src/common/http/wire-format';
 import { AppConfig } from 'src/config/app-config';
 import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
 import { throttleAddress } from 'src/modules/auth/client-address';
@@ -48,8 +49,9 @@ function bodyStillArriving(raw: IncomingMessage): boolean {
   return announced && !raw.complete;
 }
 
-function answer(reply: FastifyReply, error: ApiError): void {
-  void reply.code(error.status).headers(error.headers).send(error.toBody());
+function answer(request: FastifyRequest, reply: FastifyReply, error: ApiError): void {
+  const { status, body } = errorAnswer(request, error);
+  void reply.code(status).headers(error.headers).send(body);
 }
 
 /**
@@ -77,14 +79,14 @@ export function registerEdgeHooks(
     const { shutdown, inFlight, apiKeys } = edge();
     reply.raw.once('close', inFlight.enter());
     if (shutdown.draining && !isProbe(request.url)) {
-      return answer(reply, shuttingDown());
+      return answer(request, reply, shuttingDown());
     }
     // CONTRACT: /v1 is the API-key surface. Checking the key here, before the body is read, means a
     // bad key costs no body parsing; the guard then finds the principal and does not look it up again.
     if (!isApiKeyRoute(request)) {
       return done();
     }
-    apiKeys.authenticate(request.headers.authorization, throttleAddress(request.ip)).then(
+    apiKeys.authenticate(presentedAuthorization(request), throttleAddress(request.ip)).then(
       (principal) => {
         (request as AuthenticatedRequest).principal = principal;
         done();
@@ -95,7 +97,7 @@ export function registerEdgeHooks(
           // Only where it came from: a QueryFailedError carries the query and its parameters (the key hash).
           logger.error({ reqId: request.id, error: errorLogFields(error) }, 'api key lookup failed');
         }
-        answer(reply, refusal);
+        answer(request, reply, refusal);
       },
     );
   });

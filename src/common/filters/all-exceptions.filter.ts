@@ -3,10 +3,11 @@ import { FastifyReply } from 'fastify';
 import { Logger } from 'pino';
 import { AuthenticatedRequest } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
+import { errorAnswer } from 'src/common/http/wire-format';
 import { errorLogFields } from 'src/common/filters/error-log-fields';
 import { LOGGER } from 'src/common/logging/logger';
 
-/** The one place errors become HTTP answers, all in SPEC 2.4's shape. */
+/** The one place errors become HTTP answers: SPEC 2.4's shape, or Anthropic's on a route marked for it (wire-format.ts). */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
   constructor(@Inject(LOGGER) private readonly logger: Logger) {}
@@ -30,7 +31,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     // No key check here: on /v1 the key was checked before the body was read (edge-hooks.ts), so a
     // bad key was answered 401 before any parsing error could arise.
-    await reply.code(error.status).headers(error.headers).send(error.toBody());
+    const { status, body } = errorAnswer(request, error);
+    await reply.code(status).headers(error.headers).send(body);
   }
 }
 

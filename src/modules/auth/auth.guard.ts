@@ -4,6 +4,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { AUTH_KIND, AuthenticatedRequest, AuthKind } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
+import { presentedAuthorization } from 'src/common/http/wire-format';
 import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
 import { AuthService } from 'src/modules/auth/auth.service';
 
@@ -36,7 +37,7 @@ export class AuthGuard implements CanActivate {
       case AuthKind.ApiKey:
         // /v1 keys are checked before the body is read (registerEdgeHooks); only another path looks it up here.
         if (request.principal?.kind !== AuthKind.ApiKey) {
-          request.principal = await this.apiKeys.authenticate(authorization);
+          request.principal = await this.apiKeys.authenticate(presentedAuthorization(request));
         }
         return true;
       case AuthKind.Console:

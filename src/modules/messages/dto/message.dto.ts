@@ -1,0 +1,165 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+
+const CONTENT_BLOCK_SCHEMA = {
+  type: 'object',
+  description:
+    "`text` {text}; `image` {source: {type: 'base64', media_type, data} | {type: 'url', url}} (user); " +
+    '`tool_result` {tool_use_id, content, is_error} (user); `tool_use` {id, name, input} and `thinking` (assistant)',
+  properties: { type: { type: 'string', enum: ['text', 'image', 'tool_result', 'tool_use', 'thinking'] } },
+  required: ['type'],
+};
+
+export class MessageParamDto {
+  @ApiProperty({ enum: ['user', 'assistant'] })
+  role: 'user' | 'assistant';
+
+  @ApiProperty({ oneOf: [{ type: 'string' }, { type: 'array', items: CONTENT_BLOCK_SCHEMA }] })
+  content: unknown;
+}
+
+export class MessageToolDto {
+  @ApiProperty()
+  name: string;
+
+  @ApiPropertyOptional()
+  description?: string;
+
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'JSON Schema of the input' })
+  input_schema: object;
+}
+
+export class MessageRequestDto {
+  @ApiProperty({ example: 'claude-sonnet-4' })
+  model: string;
+
+  @ApiProperty({ type: [MessageParamDto] })
+  messages: MessageParamDto[];
+
+  @ApiProperty({ minimum: 1, description: 'Required, as Anthropic requires it' })
+  max_tokens: number;
+
+  @ApiPropertyOptional({ oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'object' } }] })
+  system?: unknown;
+
+  @ApiPropertyOptional({ type: [String] })
+  stop_sequences?: string[];
+
+  @ApiPropertyOptional({ minimum: 0, maximum: 1 })
+  temperature?: number;
+
+  @ApiPropertyOptional({ minimum: 0, maximum: 1 })
+  top_p?: number;
+
+  @ApiPropertyOptional({ description: 'Accepted and not relayed: no channel type receives it (docs/messages.md)' })
+  top_k?: number;
+
+  @ApiPropertyOptional({ type: [MessageToolDto] })
+  tools?: MessageToolDto[];
+
+  @ApiPropertyOptional({
+    type: 'object',
+    description: "{type: 'auto' | 'any' | 'none'} or {type: 'tool', name}; disable_parallel_tool_use",
+    additionalProperties: true,
+  })
+  tool_choice?: object;
+
+  @ApiPropertyOptional()
+  stream?: boolean;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: '`user_id` is the end-user the per-user limits count',
+  })
+  metadata?: object;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: 'Accepted and not relayed: no thinking blocks are returned',
+  })
+  thinking?: object;
+}
+
+export class MessageUsageDto {
+  @ApiProperty()
+  input_tokens: number;
+
+  @ApiProperty()
+  output_tokens: number;
+
+  @ApiPropertyOptional({ description: 'When the upstream reported cached prompt tokens' })
+  cache_read_input_tokens?: number;
+}
+
+export class MessageDto {
+  @ApiProperty({ example: 'msg_013Zva2CMHLNnXjNJJKqJ2EF' })
+  id: string;
+
+  @ApiProperty({ enum: ['message'] })
+  type: 'message';
+
+  @ApiProperty({ enum: ['assistant'] })
+  role: 'assistant';
+
+  @ApiProperty()
+  model: string;
+
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'object', description: '`text` {text} or `tool_use` {id, name, input}' },
+  })
+  content: object[];
+
+  @ApiProperty({ enum: ['end_turn', 'max_tokens', 'tool_use', 'refusal'] })
+  stop_reason: string;
+
+  @ApiProperty({ nullable: true, type: String })
+  stop_sequence: string | null;
+
+  @ApiProperty({ type: MessageUsageDto })
+  usage: MessageUsageDto;
+}
+
+export class MessageStreamEventDto {
+  @ApiProperty({
+    enum: [
+      'message_start',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+      'error',
+    ],
+    description: 'Also the SSE event name',
+  })
+  type: string;
+}
+
+export class AnthropicErrorDetailDto {
+  @ApiProperty({
+    enum: [
+      'invalid_request_error',
+      'authentication_error',
+      'permission_error',
+      'not_found_error',
+      'request_too_large',
+      'rate_limit_error',
+      'api_error',
+      'overloaded_error',
+    ],
+  })
+  type: string;
+
+  @ApiProperty({ description: 'Names the field for invalid requests, e.g. `messages.0.content: …`' })
+  message: string;
+}
+
+export class AnthropicErrorDto {
+  @ApiProperty({ enum: ['error'] })
+  type: 'error';
+
+  @ApiProperty({ type: AnthropicErrorDetailDto })
+  error: AnthropicErrorDetailDto;
+}

@@ -1,0 +1,64 @@
+import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
+import {
+  ApiBody,
+  ApiExtraModels,
+  ApiHeader,
+  ApiOkResponse,
+  ApiResponse,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
+import { FastifyReply } from 'fastify';
+import { ApiKeyAuth, AuthenticatedRequest, AuthKind } from 'src/common/decorators/auth.decorators';
+import { ANTHROPIC_WIRE } from 'src/common/http/wire-format';
+import { MeteredStatus } from 'src/modules/billing/metering.types';
+import {
+  AnthropicErrorDto,
+  MessageDto,
+  MessageRequestDto,
+  MessageStreamEventDto,
+} from 'src/modules/messages/dto/message.dto';
+import { MessagesService } from 'src/modules/messages/messages.service';
+
+const ERROR_CONTENT = { 'application/json': { schema: { $ref: getSchemaPath(AnthropicErrorDto) } } };
+
+@ApiTags('v1')
+@ApiKeyAuth()
+@ApiExtraModels(MessageDto, MessageStreamEventDto, AnthropicErrorDto)
+@Controller('v1/messages')
+export class MessagesController {
+  constructor(private readonly service: MessagesService) {}
+
+  @Post()
+  @HttpCode(200)
+  @RouteConfig(ANTHROPIC_WIRE)
+  @ApiHeader({ name: 'x-api-key', required: false, description: 'The API key, instead of Authorization: Bearer' })
+  @ApiHeader({ name: 'anthropic-version', required: false, description: 'Accepted, any value; not required' })
+  @ApiBody({ type: MessageRequestDto })
+  @ApiOkResponse({
+    description:
+      "A message in Anthropic's Messages API shape; with `stream: true`, Anthropic's named server-sent events " +
+      'from `message_start` to `message_stop` (or `error` when cut short).',
+    content: {
+      'application/json': { schema: { $ref: getSchemaPath(MessageDto) } },
+      'text/event-stream': { schema: { $ref: getSchemaPath(MessageStreamEventDto) } },
+    },
+  })
+  @ApiResponse({ status: 400, description: 'invalid_request_error, naming the field', content: ERROR_CONTENT })
+  @ApiResponse({ status: 401, description: 'authentication_error', content: ERROR_CONTENT })
+  @ApiResponse({
+    status: 403,
+    description: 'permission_error (insufficient balance, disabled key)',
+    content: ERROR_CONTENT,
+  })
+  @ApiResponse({ status: 429, description: 'rate_limit_error', content: ERROR_CONTENT })
+  @ApiResponse({ status: 529, description: 'overloaded_error', content: ERROR_CONTENT })
+  createMessage(@Req() request: AuthenticatedRequest, @Res() reply: FastifyReply): Promise<MeteredStatus> {
+    const principal = request.principal;
+    if (principal?.kind !== AuthKind.ApiKey) {
+      throw new Error('the messages route was reached without API-key authentication');
+    }
+    return this.service.create(principal, request, reply);
+  }
+}

@@ -1,0 +1,50 @@
+import { Injectable } from '@nestjs/common';
+import { FastifyReply } from 'fastify';
+import { ApiKeyPrincipal } from 'src/common/decorators/auth.decorators';
+import { ApiError } from 'src/common/errors/api-error';
+import { MeteredStatus } from 'src/modules/billing/metering.types';
+import { ChatCompletionsService } from 'src/modules/chat-completions/chat-completions.service';
+import { CompletionAdmission } from 'src/modules/chat-completions/completion-admission.service';
+import { MessagesReplyFormat } from 'src/modules/messages/messages-reply.format';
+import { messagesParam, translateMessagesRequest } from 'src/modules/messages/messages-request';
+
+/**
+ * POST /v1/messages (Anthropic's Messages API): the request becomes a chat-completions body and goes
+ * through the same admission (limits, hold, slot, usage record) and relay as chat, so it is routed,
+ * failed over and billed exactly as the equivalent chat request; only the answer is reshaped.
+ */
+@Injectable()
+export class MessagesService {
+  constructor(
+    private readonly admission: CompletionAdmission,
+    private readonly chat: ChatCompletionsService,
+  ) {}
+
+  async create(
+    principal: ApiKeyPrincipal,
+    request: { body: unknown; id: string },
+    reply: FastifyReply,
+  ): Promise<MeteredStatus> {
+    const chatBody = translateMessagesRequest(request.body);
+    const format = new MessagesReplyFormat(chatBody.model as string);
+    try {
+      return await this.admission.run(principal, { body: chatBody, id: request.id }, reply, (admitted) =>
+        this.chat.complete(admitted, reply, format),
+      );
+    } catch (error) {
+      throw inMessagesTerms(error);
+    }
+  }
+}
+
+/** A refusal naming a chat parameter names the Messages one the client sent, in Anthropic's `field: …` style. */
+function inMessagesTerms(error: unknown): unknown {
+  if (!(error instanceof ApiError) || error.param === null) {
+    return error;
+  }
+  const param = messagesParam(error.param) ?? error.param;
+  const message = error.message.startsWith(`${error.param} `)
+    ? `${param}: ${error.message.slice(error.param.length + 1)}`
+    : `${param}: ${error.message}`;
+  return new ApiError(error.kind, message, param, error.shape.code ?? undefined, error.headers);
+}
