@@ -21,6 +21,8 @@ export class ModelsService {
         id,
         inputPrice: parseUsd(dto.inputPrice)!,
         outputPrice: parseUsd(dto.outputPrice)!,
+        cachedInputPrice: dto.cachedInputPrice === undefined ? null : parseUsd(dto.cachedInputPrice)!,
+        cacheWriteInputPrice: dto.cacheWriteInputPrice === undefined ? null : parseUsd(dto.cacheWriteInputPrice)!,
         maxOutputTokens: dto.maxOutputTokens,
         vision: dto.vision,
         kind: dto.kind,

@@ -1,7 +1,7 @@
 import { TokenUsage } from 'src/modules/billing/metering.types';
 import { ApiError } from 'src/common/errors/api-error';
 import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
-import { isRecord, UpstreamRequest } from 'src/modules/chat-completions/upstream/provider-adapter';
+import { countIn, isRecord, UpstreamRequest } from 'src/modules/chat-completions/upstream/provider-adapter';
 import * as wire from 'src/modules/chat-completions/upstream/translation';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 
@@ -146,20 +146,29 @@ function toolChoice(choice: unknown): wire.Json {
 
 const finishReason = (reason: unknown) => FINISH_REASONS[String(reason)] ?? 'stop';
 
+/**
+ * Anthropic's input_tokens leave out what the cache served or stored; OpenAI's prompt_tokens count
+ * them, so ours do too: cached_tokens are the cache reads, and the cache writes are kept for pricing.
+ * Thinking tokens are in output_tokens and not told apart: reasoning tokens stay unknown.
+ */
 function usageOf(usage: unknown): TokenUsage | null {
   if (!isRecord(usage) || typeof usage.input_tokens !== 'number' || typeof usage.output_tokens !== 'number') {
     return null;
   }
-  // Cached prompt tokens are still prompt tokens to the customer.
-  const cached = [usage.cache_creation_input_tokens, usage.cache_read_input_tokens]
-    .map((n) => (typeof n === 'number' ? n : 0))
-    .reduce((a, b) => a + b, 0);
-  return { promptTokens: usage.input_tokens + cached, completionTokens: usage.output_tokens };
+  const cachedTokens = countIn(usage, 'cache_read_input_tokens') ?? 0;
+  const cacheWriteTokens = countIn(usage, 'cache_creation_input_tokens') ?? 0;
+  return {
+    promptTokens: usage.input_tokens + cachedTokens + cacheWriteTokens,
+    completionTokens: usage.output_tokens,
+    cachedTokens,
+    cacheWriteTokens,
+  };
 }
 
 /** Anthropic's event stream (message_start, content_block_*, message_delta, message_stop) as our chunks. */
 class AnthropicStreamTranslator extends wire.TranslatingStreamTranslator {
-  private promptTokens: number | null = null;
+  /** The prompt's usage from message_start (completionTokens there is a placeholder). */
+  private prompt: TokenUsage | null = null;
   /** Anthropic reports output tokens in message_delta; until then usage is unknown (an aborted stream is counted). */
   private completionTokens: number | null = null;
   private readonly toolIndexByBlock = new Map<number, number>();
@@ -187,8 +196,7 @@ class AnthropicStreamTranslator extends wire.TranslatingStreamTranslator {
   private start(message: unknown): string[] {
     if (isRecord(message)) {
       this.base.id = `chatcmpl-${String(message.id)}`;
-      const usage = isRecord(message.usage) ? usageOf({ output_tokens: 0, ...message.usage }) : null;
-      this.promptTokens = usage?.promptTokens ?? null;
+      this.prompt = isRecord(message.usage) ? usageOf({ output_tokens: 0, ...message.usage }) : null;
     }
     return [this.chunk({ delta: { role: 'assistant', content: '' }, finish_reason: null })];
   }
@@ -230,9 +238,9 @@ class AnthropicStreamTranslator extends wire.TranslatingStreamTranslator {
   }
 
   usage(): TokenUsage | null {
-    if (this.promptTokens === null || this.completionTokens === null) {
+    if (this.prompt === null || this.completionTokens === null) {
       return null;
     }
-    return { promptTokens: this.promptTokens, completionTokens: this.completionTokens };
+    return { ...this.prompt, completionTokens: this.completionTokens };
   }
 }

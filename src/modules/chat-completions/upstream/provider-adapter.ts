@@ -21,11 +21,16 @@ export interface StreamTranslator {
   usageEvent(usage: TokenUsage): string;
 }
 
+/** Our usage object; each details object only when the upstream gave its count (an unknown count is not 0). */
 export function wireUsage(usage: TokenUsage) {
   return {
     prompt_tokens: usage.promptTokens,
     completion_tokens: usage.completionTokens,
     total_tokens: usage.promptTokens + usage.completionTokens,
+    ...(usage.cachedTokens === undefined ? {} : { prompt_tokens_details: { cached_tokens: usage.cachedTokens } }),
+    ...(usage.reasoningTokens === undefined
+      ? {}
+      : { completion_tokens_details: { reasoning_tokens: usage.reasoningTokens } }),
   };
 }
 
@@ -49,11 +54,27 @@ export interface UpstreamErrorDetails {
 export const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** An OpenAI usage object, with its cached and reasoning counts when it has them. */
 export function usageFrom(value: unknown): TokenUsage | null {
   if (!isRecord(value) || typeof value.prompt_tokens !== 'number' || typeof value.completion_tokens !== 'number') {
     return null;
   }
-  return { promptTokens: value.prompt_tokens, completionTokens: value.completion_tokens };
+  const usage: TokenUsage = { promptTokens: value.prompt_tokens, completionTokens: value.completion_tokens };
+  const cached = countIn(value.prompt_tokens_details, 'cached_tokens');
+  const reasoning = countIn(value.completion_tokens_details, 'reasoning_tokens');
+  if (cached !== undefined) {
+    usage.cachedTokens = Math.min(cached, usage.promptTokens);
+  }
+  if (reasoning !== undefined) {
+    usage.reasoningTokens = Math.min(reasoning, usage.completionTokens);
+  }
+  return usage;
+}
+
+/** A non-negative whole count at `field` of `object`, if there is one. */
+export function countIn(object: unknown, field: string): number | undefined {
+  const value = isRecord(object) ? object[field] : undefined;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
 }
 
 /** The generated text of chat.completion choices or chunk deltas, for token counting. */

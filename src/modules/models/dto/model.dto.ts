@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -41,6 +41,28 @@ export class ModelUpsertDto {
   @ApiProperty({ description: 'USD per one million completion tokens', example: '10', pattern: PRICE.source })
   @Matches(PRICE, { message: `outputPrice ${PRICE_MESSAGE}` })
   outputPrice: string;
+
+  @ApiPropertyOptional({
+    description:
+      'USD per one million prompt tokens the upstream read from its cache (`prompt_tokens_details.cached_tokens`). ' +
+      'Absent: they cost inputPrice.',
+    example: '1.25',
+    pattern: PRICE.source,
+  })
+  @IsOptional()
+  @Matches(PRICE, { message: `cachedInputPrice ${PRICE_MESSAGE}` })
+  cachedInputPrice?: string;
+
+  @ApiPropertyOptional({
+    description:
+      "USD per one million prompt tokens the upstream wrote to its cache (Anthropic's cache_creation_input_tokens). " +
+      'Absent: they cost inputPrice. Admission holds every prompt token at the dearest prompt price.',
+    example: '3.125',
+    pattern: PRICE.source,
+  })
+  @IsOptional()
+  @Matches(PRICE, { message: `cacheWriteInputPrice ${PRICE_MESSAGE}` })
+  cacheWriteInputPrice?: string;
 
   @ApiProperty({ example: 16384, minimum: 1 })
   @IsInt()
@@ -99,6 +121,12 @@ export class ModelResponseDto {
   @ApiProperty({ example: '10' })
   outputPrice: string;
 
+  @ApiProperty({ type: String, nullable: true, example: '1.25', description: 'null: cached tokens cost inputPrice' })
+  cachedInputPrice: string | null;
+
+  @ApiProperty({ type: String, nullable: true, example: null, description: 'null: cache writes cost inputPrice' })
+  cacheWriteInputPrice: string | null;
+
   @ApiProperty({ example: 16384 })
   maxOutputTokens: number;
 
@@ -131,6 +159,8 @@ export class ModelResponseDto {
       id: model.id,
       inputPrice: formatUsd(model.inputPrice),
       outputPrice: formatUsd(model.outputPrice),
+      cachedInputPrice: model.cachedInputPrice === null ? null : formatUsd(model.cachedInputPrice),
+      cacheWriteInputPrice: model.cacheWriteInputPrice === null ? null : formatUsd(model.cacheWriteInputPrice),
       maxOutputTokens: model.maxOutputTokens,
       vision: model.vision,
       kind: model.kind,
