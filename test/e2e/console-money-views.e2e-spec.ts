@@ -21,6 +21,9 @@ interface UsageRow {
   requests: number;
   promptTokens: number;
   completionTokens: number;
+  cachedTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
   cost: string;
 }
 
@@ -33,24 +36,22 @@ function totalsOf(bills: Bill[], groupBy: 'day' | 'model' | 'key'): UsageRow[] {
   const field = { day: 'date', model: 'model', key: 'keyId' }[groupBy] as 'date' | 'model' | 'keyId';
   const groupOf = (bill: Bill) =>
     groupBy === 'day' ? dayOf(bill.createdAt) : groupBy === 'model' ? bill.model : bill.keyId;
-  const totals = new Map<string, { requests: number; prompt: number; completion: number; cost: bigint }>();
+  const totals = new Map<string, Omit<UsageRow, 'cost'> & { cost: bigint }>();
+  const zero = { requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0 };
   for (const bill of bills) {
-    const total = totals.get(groupOf(bill)) ?? { requests: 0, prompt: 0, completion: 0, cost: 0n };
+    const total = totals.get(groupOf(bill)) ?? { ...zero, reasoningTokens: 0, cost: 0n };
     total.requests += 1;
-    total.prompt += bill.promptTokens;
-    total.completion += bill.completionTokens;
+    total.promptTokens += bill.promptTokens;
+    total.completionTokens += bill.completionTokens;
+    total.cachedTokens += bill.cachedTokens;
+    total.cacheWriteTokens += bill.cacheWriteTokens;
+    total.reasoningTokens += bill.reasoningTokens;
     total.cost += usd(bill.cost);
     totals.set(groupOf(bill), total);
   }
   return [...totals.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([group, total]) => ({
-      [field]: group,
-      requests: total.requests,
-      promptTokens: total.prompt,
-      completionTokens: total.completion,
-      cost: formatUsd(total.cost),
-    }));
+    .map(([group, total]) => ({ [field]: group, ...total, cost: formatUsd(total.cost) }));
 }
 
 describe('console money views: usage, bills and ledger', () => {

@@ -10,6 +10,9 @@ export interface UsageTotalsRow {
   requests: string;
   prompt_tokens: string;
   completion_tokens: string;
+  cached_tokens: string;
+  cache_write_tokens: string;
+  reasoning_tokens: string;
   cost: string;
 }
 
@@ -21,6 +24,9 @@ export interface BillRow {
   key_id: string;
   prompt_tokens: number;
   completion_tokens: number;
+  cached_tokens: number;
+  cache_write_tokens: number;
+  reasoning_tokens: number;
   charged: string;
 }
 
@@ -57,7 +63,9 @@ export class UsageRepository {
     const group = GROUP_COLUMN[grouping];
     return this.dataSource.query<UsageTotalsRow[]>(
       `SELECT ${group} AS "group", SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens,
-              SUM(completion_tokens) AS completion_tokens, SUM(cost) AS cost
+              SUM(completion_tokens) AS completion_tokens, SUM(cached_tokens) AS cached_tokens,
+              SUM(cache_write_tokens) AS cache_write_tokens, SUM(reasoning_tokens) AS reasoning_tokens,
+              SUM(cost) AS cost
        FROM usage_daily WHERE account_id = $1${filters.sql}
        GROUP BY ${group} ORDER BY ${group}`,
       filters.params,
@@ -74,7 +82,7 @@ export class UsageRepository {
     filters.params.push(limit);
     return this.dataSource.query<BillRow[]>(
       `SELECT request_id, created_at, created_at::text AS created_at_text, model_id, key_id,
-              prompt_tokens, completion_tokens, charged
+              prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, charged
        FROM usage_records WHERE account_id = $1${filters.sql}
        ORDER BY created_at DESC, request_id DESC LIMIT $${filters.params.length}`,
       filters.params,

@@ -32,6 +32,9 @@ export class UsageService {
       requests: Number(row.requests),
       promptTokens: Number(row.prompt_tokens),
       completionTokens: Number(row.completion_tokens),
+      cachedTokens: Number(row.cached_tokens),
+      cacheWriteTokens: Number(row.cache_write_tokens),
+      reasoningTokens: Number(row.reasoning_tokens),
       cost: formatUsd(BigInt(row.cost)),
     }));
   }
@@ -51,6 +54,9 @@ export class UsageService {
         keyId: row.key_id,
         promptTokens: row.prompt_tokens,
         completionTokens: row.completion_tokens,
+        cachedTokens: row.cached_tokens,
+        cacheWriteTokens: row.cache_write_tokens,
+        reasoningTokens: row.reasoning_tokens,
         cost: formatUsd(BigInt(row.charged)),
       }),
     );

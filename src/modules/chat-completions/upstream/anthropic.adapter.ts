@@ -21,10 +21,9 @@ export class AnthropicAdapter extends wire.TranslatingAdapter {
       throw ApiError.invalid(`n > 1 is not supported by the model '${chat.model.id}'.`, 'n');
     }
     const messages = (body.messages as wire.Message[]).filter((m) => m.role !== 'system' && m.role !== 'developer');
-    const system = (body.messages as wire.Message[])
-      .filter((m) => m.role === 'system' || m.role === 'developer')
-      .map((m) => wire.textOf(m.content))
-      .join('\n\n');
+    const system = systemOf(
+      (body.messages as wire.Message[]).filter((m) => m.role === 'system' || m.role === 'developer'),
+    );
     const request: wire.Json = {
       model: route.upstreamModel,
       max_tokens: chat.maxTokens ?? chat.model.maxOutputTokens,
@@ -48,13 +47,9 @@ export class AnthropicAdapter extends wire.TranslatingAdapter {
     if (typeof body.user === 'string') {
       request.metadata = { user_id: body.user };
     }
-    const tools = wire.functionTools(body.tools);
+    const tools = toolsOf(body.tools);
     if (tools.length > 0 && body.tool_choice !== 'none') {
-      request.tools = tools.map((tool) => ({
-        name: tool.name,
-        description: tool.description,
-        input_schema: tool.parameters,
-      }));
+      request.tools = tools;
       request.tool_choice = toolChoice(body.tool_choice);
     }
     return {
@@ -103,21 +98,63 @@ function toAnthropicMessage(message: wire.Message, at: string): { role: 'user' |
       tool_use_id: wire.stringField(message.tool_call_id) || wire.stringField(message.name),
       content: wire.textOf(message.content),
     };
-    return { role: 'user', content: [result] };
+    return { role: 'user', content: [withCacheControl(result, { cacheControl: wire.cacheControlOf(message) })] };
   }
-  const content: wire.Json[] = wire.partsOf(message.content).map((part) => {
-    if (part.kind === 'text') {
-      return { type: 'text', text: part.text };
-    }
-    const inline = wire.dataUri(part.url);
-    return inline
-      ? { type: 'image', source: { type: 'base64', media_type: inline.mediaType, data: inline.data } }
-      : { type: 'image', source: { type: 'url', url: part.url } };
-  });
+  const content: wire.Json[] = wire.partsOf(message.content).map((part) => withCacheControl(block(part), part));
   for (const call of wire.toolCallsOf(message, at)) {
     content.push({ type: 'tool_use', id: call.id, name: call.name, input: call.arguments });
   }
+  markLast(content, message);
   return { role: message.role === 'assistant' ? 'assistant' : 'user', content };
+}
+
+function block(part: wire.Part): wire.Json {
+  if (part.kind === 'text') {
+    return { type: 'text', text: part.text };
+  }
+  const inline = wire.dataUri(part.url);
+  return inline
+    ? { type: 'image', source: { type: 'base64', media_type: inline.mediaType, data: inline.data } }
+    : { type: 'image', source: { type: 'url', url: part.url } };
+}
+
+/**
+ * Prompt caching: a client's `cache_control` breakpoints reach Anthropic where it put them, on a
+ * content part, on a message (its last block, as LiteLLM and others take it), or on a tool.
+ */
+function withCacheControl(target: wire.Json, source: { cacheControl?: wire.Json }): wire.Json {
+  return source.cacheControl ? { ...target, cache_control: source.cacheControl } : target;
+}
+
+function markLast(blocks: wire.Json[], message: wire.Message): void {
+  const cacheControl = wire.cacheControlOf(message);
+  if (cacheControl && blocks.length > 0) {
+    blocks[blocks.length - 1] = { ...blocks[blocks.length - 1], cache_control: cacheControl };
+  }
+}
+
+/** The system prompt: one string, or text blocks when a breakpoint must stay on one of them. */
+function systemOf(messages: wire.Message[]): string | wire.Json[] {
+  const blocks = messages.flatMap((message) => {
+    const text = wire.partsOf(message.content).flatMap((part) => (part.kind === 'text' ? [part] : []));
+    const mapped = text.map((part) => withCacheControl({ type: 'text', text: part.text }, part));
+    markLast(mapped, message);
+    return mapped;
+  });
+  return blocks.some((b) => b.cache_control) ? blocks : messages.map((m) => wire.textOf(m.content)).join('\n\n');
+}
+
+function toolsOf(tools: unknown): wire.Json[] {
+  return (Array.isArray(tools) ? (tools as unknown[]) : []).flatMap((tool) =>
+    wire
+      .functionTools([tool])
+      .map((fn) =>
+        withCacheControl(
+          { name: fn.name, description: fn.description, input_schema: fn.parameters },
+          { cacheControl: wire.cacheControlOf(tool) },
+        ),
+      ),
+  );
 }
 
 /** Anthropic wants strictly alternating turns: consecutive messages of one role become one. */
