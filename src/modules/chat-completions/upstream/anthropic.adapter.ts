@@ -86,6 +86,10 @@ export class AnthropicAdapter extends wire.TranslatingAdapter {
     return wire.completion(`chatcmpl-${String(upstream.id)}`, modelId, 'fp_anthropic', [choice], usage);
   }
 
+  billedUsage(upstream: unknown): TokenUsage | null {
+    return isRecord(upstream) ? usageOf(upstream.usage) : null;
+  }
+
   streamTranslator(_route: CatalogRoute, chat: ChatRequest): wire.TranslatingStreamTranslator {
     return new AnthropicStreamTranslator(chat.model.id, chat.includeUsage);
   }

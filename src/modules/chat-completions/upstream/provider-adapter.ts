@@ -39,6 +39,11 @@ export interface ProviderAdapter {
   buildRequest(route: CatalogRoute, body: Record<string, unknown>, chat: ChatRequest): UpstreamRequest;
   /** The upstream's JSON answer as a `chat.completion` object for `modelId`, or null if it is not a valid answer. */
   toCompletion(upstream: unknown, modelId: string): Record<string, unknown> | null;
+  /**
+   * The usage to bill from the upstream's JSON answer, when it says more than our wire usage can carry
+   * (Anthropic's cache writes); otherwise the completion's own usage is billed.
+   */
+  billedUsage?(upstream: unknown): TokenUsage | null;
   streamTranslator(route: CatalogRoute, chat: ChatRequest): StreamTranslator;
   /** What an upstream error body says: relayed (sanitized) as a 400, or a reason to try the next route. */
   errorDetails(upstream: unknown): UpstreamErrorDetails | null;
