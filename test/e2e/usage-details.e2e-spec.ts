@@ -141,6 +141,16 @@ describe('usage details: cached, cache-write and reasoning tokens, shown and bil
     });
     expect(refused.status).toBe(400);
     expect(refused.body.error).toMatchObject({ type: 'invalid_request_error', param: 'cachedInputPrice' });
+    const cleared = await gateway.admin('PUT', '/admin/models/cleared-prices', {
+      ...SPLIT_PRICES,
+      cachedInputPrice: null,
+      maxOutputTokens: 10,
+      rpm: 1,
+      tpm: 1,
+      routes: [],
+    });
+    expect(cleared.status).toBe(200);
+    expect(cleared.body).toMatchObject({ cachedInputPrice: null, cacheWriteInputPrice: '3.75' });
   });
 
   describe.each(DIALECTS)('through a %s channel', (dialect) => {

@@ -45,24 +45,26 @@ export class ModelUpsertDto {
   @ApiPropertyOptional({
     description:
       'USD per one million prompt tokens the upstream read from its cache (`prompt_tokens_details.cached_tokens`). ' +
-      'Absent: they cost inputPrice.',
+      'Absent or null: they cost inputPrice.',
     example: '1.25',
     pattern: PRICE.source,
+    nullable: true,
   })
   @IsOptional()
   @Matches(PRICE, { message: `cachedInputPrice ${PRICE_MESSAGE}` })
-  cachedInputPrice?: string;
+  cachedInputPrice?: string | null;
 
   @ApiPropertyOptional({
     description:
       "USD per one million prompt tokens the upstream wrote to its cache (Anthropic's cache_creation_input_tokens). " +
-      'Absent: they cost inputPrice. Admission holds every prompt token at the dearest prompt price.',
+      'Absent or null: they cost inputPrice. Admission holds every prompt token at the dearest prompt price.',
     example: '3.125',
     pattern: PRICE.source,
+    nullable: true,
   })
   @IsOptional()
   @Matches(PRICE, { message: `cacheWriteInputPrice ${PRICE_MESSAGE}` })
-  cacheWriteInputPrice?: string;
+  cacheWriteInputPrice?: string | null;
 
   @ApiProperty({ example: 16384, minimum: 1 })
   @IsInt()
