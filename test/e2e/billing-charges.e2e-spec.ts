@@ -77,6 +77,10 @@ describe('billing: what each completion costs', () => {
           keyId: customer.keyId,
           promptTokens: usage.promptTokens,
           completionTokens: usage.completionTokens,
+          // The mock's OpenAI answer reports no cache and no reasoning unless the prompt asks.
+          cachedTokens: 0,
+          cacheWriteTokens: 0,
+          reasoningTokens: 0,
           cost: formatUsd(cost),
         },
       ]);

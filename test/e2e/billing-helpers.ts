@@ -122,6 +122,9 @@ export interface Bill {
   keyId: string;
   promptTokens: number;
   completionTokens: number;
+  cachedTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
   cost: string;
 }
 

@@ -11,11 +11,13 @@ describe('GET /console/models', () => {
 
   const listModels = (token: string) => gateway.call('GET', '/console/models', { token });
 
-  it("should list each enabled model with its prices, vision, output cap and the account's own limits", async () => {
+  it("should list each enabled model with its prices (cache prices defaulting to the input price), vision, output cap and the account's own limits", async () => {
     const cheap = await gateway.addModel({
       id: 'a-cheap-model',
       inputPrice: '0.15',
       outputPrice: '0.6',
+      cachedInputPrice: '0.075',
+      cacheWriteInputPrice: '0.1875',
       maxOutputTokens: 16384,
       vision: true,
       rpm: 60,
@@ -46,7 +48,8 @@ describe('GET /console/models', () => {
         id: cheap,
         inputPrice: '0.15',
         outputPrice: '0.6',
-        cachedInputPrice: '0.15',
+        cachedInputPrice: '0.075',
+        cacheWriteInputPrice: '0.1875',
         vision: true,
         maxOutputTokens: 16384,
         rpm: 5,
@@ -56,7 +59,9 @@ describe('GET /console/models', () => {
         id: exact,
         inputPrice: '0.000000001',
         outputPrice: '1000000',
+        // No cache prices of its own: the input price.
         cachedInputPrice: '0.000000001',
+        cacheWriteInputPrice: '0.000000001',
         vision: false,
         maxOutputTokens: 1000,
         rpm: 1000,

@@ -21,6 +21,9 @@ interface UsageRow {
   requests: number;
   promptTokens: number;
   completionTokens: number;
+  cachedTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
   cost: string;
 }
 
@@ -38,15 +41,36 @@ function totalsOf(bills: Bill[], groupBy: Grouping | Grouping[]): UsageRow[] {
   const groupings = Array.isArray(groupBy) ? groupBy : [groupBy];
   const totals = new Map<
     string,
-    { group: string[]; requests: number; prompt: number; completion: number; cost: bigint }
+    {
+      group: string[];
+      requests: number;
+      promptTokens: number;
+      cachedTokens: number;
+      cacheWriteTokens: number;
+      completionTokens: number;
+      reasoningTokens: number;
+      cost: bigint;
+    }
   >();
   for (const bill of bills) {
     const group = groupings.map((grouping) => groupValue(bill, grouping));
     const id = JSON.stringify(group);
-    const total = totals.get(id) ?? { group, requests: 0, prompt: 0, completion: 0, cost: 0n };
+    const total = totals.get(id) ?? {
+      group,
+      requests: 0,
+      promptTokens: 0,
+      cachedTokens: 0,
+      cacheWriteTokens: 0,
+      completionTokens: 0,
+      reasoningTokens: 0,
+      cost: 0n,
+    };
     total.requests += 1;
-    total.prompt += bill.promptTokens;
-    total.completion += bill.completionTokens;
+    total.promptTokens += bill.promptTokens;
+    total.completionTokens += bill.completionTokens;
+    total.cachedTokens += bill.cachedTokens;
+    total.cacheWriteTokens += bill.cacheWriteTokens;
+    total.reasoningTokens += bill.reasoningTokens;
     total.cost += usd(bill.cost);
     totals.set(id, total);
   }
@@ -57,8 +81,11 @@ function totalsOf(bills: Bill[], groupBy: Grouping | Grouping[]): UsageRow[] {
     .map((total) => ({
       ...Object.fromEntries(groupings.map((grouping, index) => [FIELD[grouping], total.group[index]])),
       requests: total.requests,
-      promptTokens: total.prompt,
-      completionTokens: total.completion,
+      promptTokens: total.promptTokens,
+      cachedTokens: total.cachedTokens,
+      cacheWriteTokens: total.cacheWriteTokens,
+      completionTokens: total.completionTokens,
+      reasoningTokens: total.reasoningTokens,
       cost: formatUsd(total.cost),
     }));
 }
@@ -190,14 +217,27 @@ describe('console money views: usage, bills and ledger', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     const rows = csvRows(response.text);
-    expect(rows[0]).toEqual(['date', 'model', 'requests', 'promptTokens', 'completionTokens', 'cost']);
+    expect(rows[0]).toEqual([
+      'date',
+      'model',
+      'requests',
+      'promptTokens',
+      'cachedTokens',
+      'cacheWriteTokens',
+      'completionTokens',
+      'reasoningTokens',
+      'cost',
+    ]);
     expect(rows.slice(1)).toEqual(
       totalsOf(allBills, ['day', 'model']).map((row) => [
         row.date,
         row.model,
         String(row.requests),
         String(row.promptTokens),
+        String(row.cachedTokens),
+        String(row.cacheWriteTokens),
         String(row.completionTokens),
+        String(row.reasoningTokens),
         row.cost,
       ]),
     );
@@ -209,14 +249,28 @@ describe('console money views: usage, bills and ledger', () => {
   it('should answer the bills as CSV, a page at a time with the next cursor in x-next-cursor', async () => {
     const csvOf = (query: string) =>
       gateway.call('GET', `/console/bills?${query}`, { token: customer.token, headers: { accept: 'text/csv' } });
-    const header = ['requestId', 'createdAt', 'model', 'keyId', 'promptTokens', 'completionTokens', 'cost'];
+    const header = [
+      'requestId',
+      'createdAt',
+      'model',
+      'keyId',
+      'promptTokens',
+      'cachedTokens',
+      'cacheWriteTokens',
+      'completionTokens',
+      'reasoningTokens',
+      'cost',
+    ];
     const asRow = (bill: Bill) => [
       bill.requestId,
       bill.createdAt,
       bill.model,
       bill.keyId,
       String(bill.promptTokens),
+      String(bill.cachedTokens),
+      String(bill.cacheWriteTokens),
       String(bill.completionTokens),
+      String(bill.reasoningTokens),
       bill.cost,
     ];
 
@@ -239,7 +293,9 @@ describe('console money views: usage, bills and ledger', () => {
       token: stranger.token,
       headers: { accept: 'text/csv' },
     });
-    expect(response.text).toBe('keyId,requests,promptTokens,completionTokens,cost\r\n');
+    expect(response.text).toBe(
+      'keyId,requests,promptTokens,cachedTokens,cacheWriteTokens,completionTokens,reasoningTokens,cost\r\n',
+    );
   });
 
   it('should group by day when groupBy is left out', async () => {

@@ -73,9 +73,10 @@ describe(SettlementRepository.name, () => {
     );
   });
 
-  it('should store usage records, and find them settled', async () => {
+  it('should store usage records with their cached, cache-write and reasoning tokens, and find them settled', async () => {
     const account = await db.newAccount();
-    const [first, second] = [payload(account, 30n), payload(account, 40n)];
+    const first = payload(account, 30n);
+    const second = { ...payload(account, 40n), cachedTokens: 5, cacheWriteTokens: 2, reasoningTokens: 3 };
     const charges = new Map([
       [first.requestId, { cost: 30n, charged: 30n }],
       [second.requestId, { cost: 40n, charged: 25n }],
@@ -89,11 +90,20 @@ describe(SettlementRepository.name, () => {
       second.requestId,
     ]);
     expect(settled).toEqual(new Set([first.requestId, second.requestId]));
-    const rows = await db.dataSource.query<{ cost: string; charged: string; created_at: Date }[]>(
-      'SELECT cost, charged, created_at FROM usage_records WHERE request_id = $1',
-      [second.requestId],
+    const rows = await db.dataSource.query<unknown[]>(
+      `SELECT cost, charged, created_at, cached_tokens, cache_write_tokens, reasoning_tokens
+       FROM usage_records WHERE request_id = ANY($1) ORDER BY cost`,
+      [[first.requestId, second.requestId]],
     );
-    expect(rows).toEqual([{ cost: '40', charged: '25', created_at: new Date(second.createdAt) }]);
+    const details = (cached: number, cacheWrite: number, reasoning: number) => ({
+      cached_tokens: cached,
+      cache_write_tokens: cacheWrite,
+      reasoning_tokens: reasoning,
+    });
+    expect(rows).toEqual([
+      { cost: '30', charged: '30', created_at: new Date(first.createdAt), ...details(0, 0, 0) },
+      { cost: '40', charged: '25', created_at: new Date(second.createdAt), ...details(5, 2, 3) },
+    ]);
   });
 
   it('should add to the daily rollup, row by row', async () => {
@@ -107,6 +117,9 @@ describe(SettlementRepository.name, () => {
       requests: 2,
       prompt: 10n,
       completion: 20n,
+      cached: 4n,
+      cacheWrite: 3n,
+      reasoning: 7n,
       cost: 5_000_000_000_000n,
     };
 
@@ -114,11 +127,22 @@ describe(SettlementRepository.name, () => {
     await repository.addUsageDaily(db.dataSource.manager, [{ ...total, requests: 1, cost: 1n }]);
 
     const rows = await db.dataSource.query(
-      `SELECT day::text, requests, prompt_tokens, completion_tokens, cost FROM usage_daily WHERE account_id = $1`,
+      `SELECT day::text, requests, prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens,
+              reasoning_tokens, cost
+       FROM usage_daily WHERE account_id = $1`,
       [account],
     );
     expect(rows).toEqual([
-      { day: '2026-03-04', requests: 3, prompt_tokens: '20', completion_tokens: '40', cost: '5000000000001' },
+      {
+        day: '2026-03-04',
+        requests: 3,
+        prompt_tokens: '20',
+        completion_tokens: '40',
+        cached_tokens: '8',
+        cache_write_tokens: '6',
+        reasoning_tokens: '14',
+        cost: '5000000000001',
+      },
     ]);
   });
 });

@@ -28,6 +28,8 @@ export interface Customer {
 export interface ModelOptions {
   inputPrice?: string;
   outputPrice?: string;
+  cachedInputPrice?: string;
+  cacheWriteInputPrice?: string;
   maxOutputTokens?: number;
   vision?: boolean;
   kind?: 'chat' | 'embedding';
@@ -142,6 +144,8 @@ export class TestGateway {
     const response = await this.admin('PUT', `/admin/models/${encodeURIComponent(id)}`, {
       inputPrice: options.inputPrice ?? '2.5',
       outputPrice: options.outputPrice ?? '10',
+      cachedInputPrice: options.cachedInputPrice,
+      cacheWriteInputPrice: options.cacheWriteInputPrice,
       maxOutputTokens: options.maxOutputTokens ?? 1000,
       vision: options.vision ?? false,
       kind: options.kind,

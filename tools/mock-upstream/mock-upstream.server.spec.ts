@@ -619,4 +619,59 @@ describe('startMockUpstream', () => {
       expect(mockValueFor(schema)).toEqual({ mood: 'happy', ok: true });
     });
   });
+
+  describe('usage details asked for in the prompt', () => {
+    const marker = '[mock-usage cached=40 cache_write=20 reasoning=30]';
+    const asking = [{ role: 'user', content: `Say hello ${marker}` }];
+    // 3 + 3 + one per word ("Say", "hello" and the marker's four).
+    const counted = 3 + 3 + 6;
+    const postAs = (path: string, headers: Record<string, string>, body: unknown) =>
+      fetch(`${upstream.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
+
+    it('should report cached and reasoning tokens in OpenAI usage, on top of the counted prompt and reply', async () => {
+      const body = await json(await chat({ messages: asking }));
+
+      expect(body.usage).toEqual({
+        prompt_tokens: counted + 40,
+        completion_tokens: PIECES.length + 30,
+        total_tokens: counted + 40 + PIECES.length + 30,
+        prompt_tokens_details: { cached_tokens: 40 },
+        completion_tokens_details: { reasoning_tokens: 30 },
+      });
+    });
+
+    it("should report the cache's reads and writes apart from Anthropic's input_tokens", async () => {
+      const response = await postAs('/v1/messages', { 'x-api-key': 'k' }, { max_tokens: 100, messages: asking });
+
+      expect(((await response.json()) as { usage: unknown }).usage).toEqual({
+        input_tokens: counted,
+        cache_creation_input_tokens: 20,
+        cache_read_input_tokens: 40,
+        output_tokens: PIECES.length + 30,
+      });
+    });
+
+    it("should report Gemini's cached content inside the prompt and its thoughts apart from the candidates", async () => {
+      const contents = [{ role: 'user', parts: [{ text: `Say hello ${marker}` }] }];
+      const response = await postAs('/v1beta/models/g:generateContent', { 'x-goog-api-key': 'k' }, { contents });
+
+      expect(((await response.json()) as { usageMetadata: unknown }).usageMetadata).toEqual({
+        promptTokenCount: counted + 40,
+        candidatesTokenCount: PIECES.length,
+        cachedContentTokenCount: 40,
+        thoughtsTokenCount: 30,
+        totalTokenCount: counted + 40 + PIECES.length + 30,
+      });
+    });
+
+    it('should report no details when the prompt does not ask', async () => {
+      const body = await json(await chat());
+
+      expect(Object.keys(body.usage!).sort()).toEqual(['completion_tokens', 'prompt_tokens', 'total_tokens']);
+    });
+  });
 });

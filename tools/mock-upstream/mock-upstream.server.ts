@@ -1,5 +1,6 @@
 import { dialectAuthorized, matchDialect, respondInDialect } from 'tools/mock-upstream/provider-dialects';
 import { respondOpenAiEmbeddings } from 'tools/mock-upstream/mock-embeddings';
+import { MockUsageDetails, mockUsageDetailsIn } from 'tools/mock-upstream/mock-usage-details';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 
@@ -81,6 +82,8 @@ interface Completion {
   n: number;
   promptTokens: number;
   rejectedPredictionTokens: number;
+  /** Cached prompt tokens and reasoning tokens on top (OpenAI has no cache-write count). */
+  details: MockUsageDetails | null;
 }
 
 type Route =
@@ -267,7 +270,7 @@ function replyText(body: Json, control: MockControl): string {
   return format.type === 'json_object' ? JSON.stringify({ reply: control.reply }) : control.reply;
 }
 
-function buildCompletion(state: ServerState, body: Json, control: MockControl): Completion {
+function buildCompletion(state: ServerState, body: Json, control: MockControl, rawBody: string): Completion {
   const tool = forcedTool(body);
   const once = tool
     ? mockArgumentPieces(JSON.stringify(mockValueFor(tool.parameters)))
@@ -286,6 +289,7 @@ function buildCompletion(state: ServerState, body: Json, control: MockControl): 
     n: Math.max(1, nonNegativeInt(body.n) ?? 1),
     promptTokens: countMockPromptTokens(body.messages),
     rejectedPredictionTokens: control.rejectedPredictionTokens,
+    details: mockUsageDetailsIn(rawBody),
   };
 }
 
@@ -294,14 +298,20 @@ function envelope(c: Completion, object: string): Json {
 }
 
 function usageOf(c: Completion): Json {
-  const completionTokens = c.pieces.length * c.n + c.rejectedPredictionTokens;
+  const cached = c.details?.cached ?? 0;
+  const reasoning = c.details?.reasoning ?? 0;
+  const promptTokens = c.promptTokens + cached;
+  const completionTokens = c.pieces.length * c.n + c.rejectedPredictionTokens + reasoning;
+  const completionDetails: Json = {
+    ...(c.rejectedPredictionTokens > 0 ? { rejected_prediction_tokens: c.rejectedPredictionTokens } : {}),
+    ...(c.details ? { reasoning_tokens: reasoning } : {}),
+  };
   return {
-    prompt_tokens: c.promptTokens,
+    prompt_tokens: promptTokens,
     completion_tokens: completionTokens,
-    total_tokens: c.promptTokens + completionTokens,
-    ...(c.rejectedPredictionTokens > 0
-      ? { completion_tokens_details: { rejected_prediction_tokens: c.rejectedPredictionTokens } }
-      : {}),
+    total_tokens: promptTokens + completionTokens,
+    ...(c.details ? { prompt_tokens_details: { cached_tokens: cached } } : {}),
+    ...(Object.keys(completionDetails).length > 0 ? { completion_tokens_details: completionDetails } : {}),
   };
 }
 
@@ -457,7 +467,13 @@ function streamCompletion(res: ServerResponse, c: Completion, control: MockContr
   writeEvents(res, events, control.chunkDelayMs, broken);
 }
 
-function respond(state: ServerState, res: ServerResponse, route: Route, body: unknown, control: MockControl): void {
+function respond(
+  state: ServerState,
+  res: ServerResponse,
+  route: Route,
+  { body, rawBody }: { body: unknown; rawBody: string },
+  control: MockControl,
+): void {
   const status = typeof route === 'object' ? route.status : control.status;
   if (status !== undefined) {
     const code = typeof route === 'object' ? route.code : control.errorCode;
@@ -471,9 +487,9 @@ function respond(state: ServerState, res: ServerResponse, route: Route, body: un
     respondOpenAiEmbeddings(res, body, control.omitUsage);
   } else if (body.stream === true) {
     const includeUsage = isRecord(body.stream_options) && body.stream_options.include_usage === true;
-    streamCompletion(res, buildCompletion(state, body, control), control, includeUsage);
+    streamCompletion(res, buildCompletion(state, body, control, rawBody), control, includeUsage);
   } else {
-    sendCompletion(res, buildCompletion(state, body, control), control);
+    sendCompletion(res, buildCompletion(state, body, control, rawBody), control);
   }
 }
 
@@ -494,7 +510,8 @@ function handleRequest(state: ServerState, req: IncomingMessage, res: ServerResp
     } else if (!isRecord(parsed.value)) {
       sendError(res, 400, 'The request body must be a JSON object.');
     } else {
-      respondInDialect(dialect, res, parsed.value, readControl(parsed.value, state).reply, ++state.sequence);
+      const reply = { text: readControl(parsed.value, state).reply, details: mockUsageDetailsIn(rawBody) };
+      respondInDialect(dialect, res, parsed.value, reply, ++state.sequence);
     }
     return;
   }
@@ -524,11 +541,12 @@ function handleRequest(state: ServerState, req: IncomingMessage, res: ServerResp
   if (oversize) {
     control.oversizeBytes = Number(oversize[1]);
   }
+  const request = { body: parsed.value, rawBody };
   if (control.latencyMs === 0) {
-    respond(state, res, route, parsed.value, control);
+    respond(state, res, route, request, control);
     return;
   }
-  const timer = setTimeout(() => respond(state, res, route, parsed.value, control), control.latencyMs);
+  const timer = setTimeout(() => respond(state, res, route, request, control), control.latencyMs);
   res.once('close', () => clearTimeout(timer));
 }
 

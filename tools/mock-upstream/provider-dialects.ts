@@ -1,5 +1,6 @@
 import { ServerResponse } from 'node:http';
 import { respondGeminiEmbeddings } from 'tools/mock-upstream/mock-embeddings';
+import { MockUsageDetails } from 'tools/mock-upstream/mock-usage-details';
 
 /**
  * The mock's Anthropic (Messages API) and Gemini (generateContent) dialects, so the gateway's
@@ -52,10 +53,14 @@ interface DialectReply {
   pieces: string[];
   truncated: boolean;
   promptTokens: number;
+  /** Asked for in the prompt (mock-usage-details.ts): cached, written and reasoning tokens on top. */
+  details: MockUsageDetails;
 }
 
-function replyFor(reply: string, maxTokens: number | undefined, turns: unknown[], system: string): DialectReply {
-  const all = reply.match(/\s*\S+\s*/g) ?? [];
+const NO_DETAILS: MockUsageDetails = { cached: 0, cacheWrite: 0, reasoning: 0 };
+
+function replyFor(reply: MockReply, maxTokens: number | undefined, turns: unknown[], system: string): DialectReply {
+  const all = reply.text.match(/\s*\S+\s*/g) ?? [];
   const truncated = maxTokens !== undefined && all.length > maxTokens;
   const prompt = turns.reduce<number>(
     (sum, turn) => sum + 3 + words(textOfParts(isRecord(turn) ? (turn.content ?? turn.parts) : '')),
@@ -65,18 +70,24 @@ function replyFor(reply: string, maxTokens: number | undefined, turns: unknown[]
     pieces: truncated ? all.slice(0, maxTokens) : all,
     truncated,
     promptTokens: prompt + (system ? 3 + words(system) : 0),
+    details: reply.details ?? NO_DETAILS,
   };
+}
+
+export interface MockReply {
+  text: string;
+  details: MockUsageDetails | null;
 }
 
 export function respondInDialect(
   dialect: Dialect,
   res: ServerResponse,
   body: Json,
-  reply: string,
+  reply: MockReply,
   sequence: number,
 ): void {
   if (dialect === 'anthropic') {
-    const system = typeof body.system === 'string' ? body.system : '';
+    const system = textOfParts(body.system);
     const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : undefined;
     const result = replyFor(reply, maxTokens, Array.isArray(body.messages) ? body.messages : [], system);
     return body.stream === true
@@ -101,7 +112,7 @@ function anthropicMessage(res: ServerResponse, r: DialectReply, sequence: number
     model: body.model,
     content: [{ type: 'text', text: r.pieces.join('') }],
     stop_reason: r.truncated ? 'max_tokens' : 'end_turn',
-    usage: { input_tokens: r.promptTokens, output_tokens: r.pieces.length },
+    usage: { ...anthropicInput(r), output_tokens: anthropicOutput(r) },
   };
   res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(message));
 }
@@ -110,9 +121,7 @@ function anthropicStream(res: ServerResponse, r: DialectReply, sequence: number,
   const event = (type: string, data: Json) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
   const message = { id: `msg_mock_${sequence}`, type: 'message', role: 'assistant', model: body.model, content: [] };
   res.writeHead(200, { 'content-type': 'text/event-stream' });
-  res.write(
-    event('message_start', { message: { ...message, usage: { input_tokens: r.promptTokens, output_tokens: 1 } } }),
-  );
+  res.write(event('message_start', { message: { ...message, usage: { ...anthropicInput(r), output_tokens: 1 } } }));
   res.write(event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }));
   res.write(event('ping', {}));
   for (const piece of r.pieces) {
@@ -123,10 +132,34 @@ function anthropicStream(res: ServerResponse, r: DialectReply, sequence: number,
   res.write(
     event('message_delta', {
       delta: { stop_reason: stop, stop_sequence: null },
-      usage: { output_tokens: r.pieces.length },
+      usage: { output_tokens: anthropicOutput(r) },
     }),
   );
   res.end(event('message_stop', {}));
+}
+
+/** Anthropic's input_tokens leave out the cache's reads and writes, reported apart. */
+function anthropicInput(r: DialectReply): Json {
+  return {
+    input_tokens: r.promptTokens,
+    cache_creation_input_tokens: r.details.cacheWrite,
+    cache_read_input_tokens: r.details.cached,
+  };
+}
+
+/** Thinking is billed in output_tokens, not told apart. */
+const anthropicOutput = (r: DialectReply) => r.pieces.length + r.details.reasoning;
+
+/** Gemini's promptTokenCount includes the cached content; candidatesTokenCount leaves out the thoughts. */
+function geminiUsage(r: DialectReply): Json {
+  const prompt = r.promptTokens + r.details.cached;
+  return {
+    promptTokenCount: prompt,
+    candidatesTokenCount: r.pieces.length,
+    totalTokenCount: prompt + r.pieces.length + r.details.reasoning,
+    ...(r.details.cached > 0 ? { cachedContentTokenCount: r.details.cached } : {}),
+    ...(r.details.reasoning > 0 ? { thoughtsTokenCount: r.details.reasoning } : {}),
+  };
 }
 
 function geminiCandidate(text: string, finish: string | null): Json {
@@ -136,11 +169,7 @@ function geminiCandidate(text: string, finish: string | null): Json {
 function geminiContent(res: ServerResponse, r: DialectReply, sequence: number): void {
   const answer = {
     candidates: [geminiCandidate(r.pieces.join(''), r.truncated ? 'MAX_TOKENS' : 'STOP')],
-    usageMetadata: {
-      promptTokenCount: r.promptTokens,
-      candidatesTokenCount: r.pieces.length,
-      totalTokenCount: r.promptTokens + r.pieces.length,
-    },
+    usageMetadata: geminiUsage(r),
     responseId: `mock-${sequence}`,
   };
   res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
@@ -155,11 +184,7 @@ function geminiStream(res: ServerResponse, r: DialectReply, sequence: number): v
       responseId: `mock-${sequence}`,
     };
     if (last) {
-      chunk.usageMetadata = {
-        promptTokenCount: r.promptTokens,
-        candidatesTokenCount: r.pieces.length,
-        totalTokenCount: r.promptTokens + r.pieces.length,
-      };
+      chunk.usageMetadata = geminiUsage(r);
     }
     res.write(`data: ${JSON.stringify(chunk)}\r\n\r\n`);
   });

@@ -24,8 +24,15 @@ export interface SettleCompletionPayload {
   /** Prices at request time (nano-dollars per million tokens, decimal strings: bigint does not survive JSON). */
   inputPrice: string;
   outputPrice: string;
+  /** Absent (as in records of earlier versions): cached and cache-write tokens cost the input price. */
+  cachedInputPrice?: string;
+  cacheWriteInputPrice?: string;
   promptTokens: number;
   completionTokens: number;
+  /** Parts of promptTokens read from and written to the upstream's cache; part of completionTokens spent reasoning. */
+  cachedTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
   usageSource: 'upstream' | 'estimated';
   status: 'completed' | 'client_aborted' | 'upstream_broken';
   upstreamLatencyMs: number;

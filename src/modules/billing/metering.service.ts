@@ -15,7 +15,7 @@ import { BillingQueue } from 'src/modules/billing/billing.queue';
 import { UsageFallbackService } from 'src/modules/billing/usage-fallback.service';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
 import { UsageRecorder } from 'src/modules/billing/usage-recorder';
-import { usageCost } from 'src/modules/billing/pricing';
+import { splitUsageCost, worstCaseCost } from 'src/modules/billing/pricing';
 import { CompletionMeter, MeteredRequest, MeteredResult, TokenUsage } from 'src/modules/billing/metering.types';
 
 /** On shutdown, the longest the API waits for usage not yet durable (within SHUTDOWN_GRACE_MS). */
@@ -77,7 +77,8 @@ export class MeteringService implements BeforeApplicationShutdown {
     onRecorded: (usage: TokenUsage) => void,
   ): Promise<CompletionMeter> {
     const { requestId, held } = request;
-    const hold = usageCost(request.model, held.promptTokens, held.completionTokens);
+    // Any prompt token may turn out a cache write: held at the dearest prompt price.
+    const hold = worstCaseCost(request.model, held.promptTokens, held.completionTokens);
     const key = { id: request.keyId, spendLimit: request.keySpendLimit };
     const result = await this.hold(request.accountId, requestId, hold, key).catch((error: Error) => {
       // Without a hold nothing can be billed safely, so nothing is relayed.
@@ -153,16 +154,22 @@ export class MeteringService implements BeforeApplicationShutdown {
       await this.release(context);
       return usage;
     }
+    const { model } = request;
     const payload: SettleCompletionPayload = {
       requestId: request.requestId,
       accountId: request.accountId,
       keyId: request.keyId,
-      modelId: request.model.id,
+      modelId: model.id,
       channelId: result.channelId,
-      inputPrice: request.model.inputPrice.toString(),
-      outputPrice: request.model.outputPrice.toString(),
+      inputPrice: model.inputPrice.toString(),
+      outputPrice: model.outputPrice.toString(),
+      cachedInputPrice: model.cachedInputPrice?.toString(),
+      cacheWriteInputPrice: model.cacheWriteInputPrice?.toString(),
       promptTokens: usage.promptTokens,
       completionTokens: usage.completionTokens,
+      cachedTokens: usage.cachedTokens,
+      cacheWriteTokens: usage.cacheWriteTokens,
+      reasoningTokens: usage.reasoningTokens,
       usageSource: result.usage ? 'upstream' : 'estimated',
       status: result.status,
       upstreamLatencyMs: result.upstreamLatencyMs,
@@ -186,7 +193,7 @@ export class MeteringService implements BeforeApplicationShutdown {
    */
   private reportUsageAboveHold({ request, hold }: MeterContext, usage: TokenUsage): void {
     const { requestId, model, held } = request;
-    const cost = usageCost(model, usage.promptTokens, usage.completionTokens);
+    const cost = splitUsageCost(model, usage);
     if (cost <= hold && usage.completionTokens <= held.completionTokens) {
       return;
     }

@@ -4,6 +4,12 @@ import { Prices } from 'src/modules/billing/pricing';
 export interface TokenUsage {
   promptTokens: number;
   completionTokens: number;
+  /** Of the prompt tokens, those the upstream read from its cache (when it says). */
+  cachedTokens?: number;
+  /** Of the prompt tokens, those the upstream wrote to its cache (Anthropic); priced, never shown to the client. */
+  cacheWriteTokens?: number;
+  /** Of the completion tokens, those spent reasoning (when the upstream says); shown, billed as completion. */
+  reasoningTokens?: number;
 }
 
 /** The most tokens the upstream can bill for a request: what admission holds. */

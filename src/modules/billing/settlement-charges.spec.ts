@@ -35,6 +35,27 @@ describe(settlementCharges.name, () => {
     expect(shortfalls).toEqual([]);
   });
 
+  it('should charge cached and cache-write tokens at the prices recorded with the usage', () => {
+    const split = {
+      inputPrice: '3000000000',
+      outputPrice: '15000000000',
+      promptTokens: 10_000,
+      completionTokens: 400,
+      cachedTokens: 8_000,
+      cacheWriteTokens: 1_500,
+    };
+    const priced = usage('a', 0n, { ...split, cachedInputPrice: '300000000', cacheWriteInputPrice: '3750000000' });
+    // Recorded by an earlier version, or for a model without the two prices: the input price.
+    const unpriced = usage('a', 0n, split);
+
+    const { charges } = settlementCharges([priced, unpriced], balances({ a: 1_000_000_000n }), noReferrers, SHARE);
+
+    // 500 × $3 + 8,000 × $0.30 + 1,500 × $3.75 + 400 × $15, per million (docs/billing.md's example).
+    expect(charges.get(priced.requestId)!.cost).toBe(15_525_000n);
+    // 10,000 × $3 + 400 × $15, per million.
+    expect(charges.get(unpriced.requestId)!.cost).toBe(36_000_000n);
+  });
+
   it('should round the cost up once, to a whole nano-dollar', () => {
     const payload = usage('a', 0n, { inputPrice: '1', outputPrice: '1', promptTokens: 1, completionTokens: 1 });
 

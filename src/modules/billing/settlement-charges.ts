@@ -1,5 +1,5 @@
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
-import { referralCredit, usageCost } from 'src/modules/billing/pricing';
+import { Prices, referralCredit, splitUsageCost } from 'src/modules/billing/pricing';
 import { LedgerPosting } from 'src/modules/ledger/ledger.repository';
 
 export interface Charge {
@@ -48,11 +48,7 @@ export function settlementCharges(
   };
   for (const payload of payloads) {
     const { requestId, accountId } = payload;
-    const cost = usageCost(
-      { inputPrice: BigInt(payload.inputPrice), outputPrice: BigInt(payload.outputPrice) },
-      payload.promptTokens,
-      payload.completionTokens,
-    );
+    const cost = splitUsageCost(pricesOf(payload), payload);
     // The hold made sure the balance covered this; only an operator's debit in between can make it short.
     const available = running.get(accountId)!;
     const charged = cost <= available ? cost : available;
@@ -70,4 +66,15 @@ export function settlementCharges(
     }
   }
   return { postings, charges, shortfalls };
+}
+
+/** The prices a usage was recorded with (nano-dollars per million tokens, carried as decimal strings). */
+function pricesOf(payload: SettleCompletionPayload): Prices {
+  const optional = (price: string | undefined) => (price === undefined ? null : BigInt(price));
+  return {
+    inputPrice: BigInt(payload.inputPrice),
+    outputPrice: BigInt(payload.outputPrice),
+    cachedInputPrice: optional(payload.cachedInputPrice),
+    cacheWriteInputPrice: optional(payload.cacheWriteInputPrice),
+  };
 }

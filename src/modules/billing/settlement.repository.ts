@@ -69,9 +69,11 @@ export class SettlementRepository {
   ): Promise<void> {
     await manager.query(
       `INSERT INTO usage_records (request_id, account_id, key_id, model_id, channel_id, prompt_tokens, completion_tokens,
-         cost, charged, usage_source, status, upstream_latency_ms, created_at)
+         cached_tokens, cache_write_tokens, reasoning_tokens, cost, charged, usage_source, status, upstream_latency_ms,
+         created_at)
        SELECT * FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::int[], $7::int[],
-         $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::int[], $13::timestamptz[])`,
+         $8::int[], $9::int[], $10::int[], $11::bigint[], $12::bigint[], $13::text[], $14::text[], $15::int[],
+         $16::timestamptz[])`,
       [
         payloads.map((p) => p.requestId),
         payloads.map((p) => p.accountId),
@@ -80,6 +82,9 @@ export class SettlementRepository {
         payloads.map((p) => p.channelId),
         payloads.map((p) => p.promptTokens),
         payloads.map((p) => p.completionTokens),
+        payloads.map((p) => p.cachedTokens ?? 0),
+        payloads.map((p) => p.cacheWriteTokens ?? 0),
+        payloads.map((p) => p.reasoningTokens ?? 0),
         payloads.map((p) => charges.get(p.requestId)!.cost.toString()),
         payloads.map((p) => charges.get(p.requestId)!.charged.toString()),
         payloads.map((p) => p.usageSource),
@@ -93,12 +98,17 @@ export class SettlementRepository {
   /** Adds the totals to the daily rollup the console's usage view reads. */
   async addUsageDaily(manager: EntityManager, totals: UsageDailyTotal[]): Promise<void> {
     await manager.query(
-      `INSERT INTO usage_daily (account_id, day, model_id, key_id, requests, prompt_tokens, completion_tokens, cost)
-       SELECT * FROM unnest($1::uuid[], $2::date[], $3::text[], $4::uuid[], $5::int[], $6::bigint[], $7::bigint[], $8::bigint[])
+      `INSERT INTO usage_daily (account_id, day, model_id, key_id, requests, prompt_tokens, completion_tokens,
+         cached_tokens, cache_write_tokens, reasoning_tokens, cost)
+       SELECT * FROM unnest($1::uuid[], $2::date[], $3::text[], $4::uuid[], $5::int[], $6::bigint[], $7::bigint[],
+         $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[])
        ON CONFLICT (account_id, day, model_id, key_id) DO UPDATE SET
          requests = usage_daily.requests + EXCLUDED.requests,
          prompt_tokens = usage_daily.prompt_tokens + EXCLUDED.prompt_tokens,
          completion_tokens = usage_daily.completion_tokens + EXCLUDED.completion_tokens,
+         cached_tokens = usage_daily.cached_tokens + EXCLUDED.cached_tokens,
+         cache_write_tokens = usage_daily.cache_write_tokens + EXCLUDED.cache_write_tokens,
+         reasoning_tokens = usage_daily.reasoning_tokens + EXCLUDED.reasoning_tokens,
          cost = usage_daily.cost + EXCLUDED.cost`,
       [
         totals.map((total) => total.accountId),
@@ -108,6 +118,9 @@ export class SettlementRepository {
         totals.map((total) => total.requests),
         totals.map((total) => total.prompt.toString()),
         totals.map((total) => total.completion.toString()),
+        totals.map((total) => total.cached.toString()),
+        totals.map((total) => total.cacheWrite.toString()),
+        totals.map((total) => total.reasoning.toString()),
         totals.map((total) => total.cost.toString()),
       ],
     );

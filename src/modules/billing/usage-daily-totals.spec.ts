@@ -22,10 +22,10 @@ function payload(overrides: Partial<SettleCompletionPayload>): SettleCompletionP
 }
 
 describe(usageDailyTotals.name, () => {
-  it('should sum requests, tokens and what was charged per account, UTC day, model and key', () => {
+  it('should sum requests, tokens (with their cached, cache-write and reasoning parts) and what was charged per account, UTC day, model and key', () => {
     const payloads = [
       payload({}),
-      payload({ promptTokens: 1, completionTokens: 2 }),
+      payload({ promptTokens: 3, completionTokens: 2, cachedTokens: 1, cacheWriteTokens: 2, reasoningTokens: 1 }),
       payload({ createdAt: '2026-05-02T00:00:00.000Z' }),
       payload({ modelId: 'm2' }),
       payload({ keyId: 'k2' }),
@@ -41,12 +41,20 @@ describe(usageDailyTotals.name, () => {
       modelId,
       keyId,
     });
+    const details = (cached = 0n, cacheWrite = 0n, reasoning = 0n) => ({ cached, cacheWrite, reasoning });
     expect(totals).toEqual([
-      { ...row('a', '2026-05-01', 'm1', 'k1'), requests: 2, prompt: 11n, completion: 22n, cost: 3n },
-      { ...row('a', '2026-05-02', 'm1', 'k1'), requests: 1, prompt: 10n, completion: 20n, cost: 3n },
-      { ...row('a', '2026-05-01', 'm2', 'k1'), requests: 1, prompt: 10n, completion: 20n, cost: 4n },
-      { ...row('a', '2026-05-01', 'm1', 'k2'), requests: 1, prompt: 10n, completion: 20n, cost: 5n },
-      { ...row('b', '2026-05-01', 'm1', 'k1'), requests: 1, prompt: 10n, completion: 20n, cost: 6n },
+      {
+        ...row('a', '2026-05-01', 'm1', 'k1'),
+        requests: 2,
+        prompt: 13n,
+        completion: 22n,
+        ...details(1n, 2n, 1n),
+        cost: 3n,
+      },
+      { ...row('a', '2026-05-02', 'm1', 'k1'), requests: 1, prompt: 10n, completion: 20n, ...details(), cost: 3n },
+      { ...row('a', '2026-05-01', 'm2', 'k1'), requests: 1, prompt: 10n, completion: 20n, ...details(), cost: 4n },
+      { ...row('a', '2026-05-01', 'm1', 'k2'), requests: 1, prompt: 10n, completion: 20n, ...details(), cost: 5n },
+      { ...row('b', '2026-05-01', 'm1', 'k1'), requests: 1, prompt: 10n, completion: 20n, ...details(), cost: 6n },
     ]);
   });
 });

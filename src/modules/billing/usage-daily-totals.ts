@@ -11,6 +11,9 @@ export interface UsageDailyTotal {
   requests: number;
   prompt: bigint;
   completion: bigint;
+  cached: bigint;
+  cacheWrite: bigint;
+  reasoning: bigint;
   /** What was charged, not the cost: the rollup adds up to the bills. */
   cost: bigint;
 }
@@ -29,11 +32,17 @@ export function usageDailyTotals(payloads: SettleCompletionPayload[], charges: M
       requests: 0,
       prompt: 0n,
       completion: 0n,
+      cached: 0n,
+      cacheWrite: 0n,
+      reasoning: 0n,
       cost: 0n,
     };
     total.requests += 1;
     total.prompt += BigInt(payload.promptTokens);
     total.completion += BigInt(payload.completionTokens);
+    total.cached += BigInt(payload.cachedTokens ?? 0);
+    total.cacheWrite += BigInt(payload.cacheWriteTokens ?? 0);
+    total.reasoning += BigInt(payload.reasoningTokens ?? 0);
     total.cost += charges.get(payload.requestId)!.charged;
     totals.set(key, total);
   }

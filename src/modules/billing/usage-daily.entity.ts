@@ -26,6 +26,15 @@ export class UsageDailyEntity {
   @Column({ name: 'completion_tokens', type: 'bigint', transformer: bigintTransformer })
   completionTokens: bigint;
 
+  @Column({ name: 'cached_tokens', type: 'bigint', default: 0, transformer: bigintTransformer })
+  cachedTokens: bigint;
+
+  @Column({ name: 'cache_write_tokens', type: 'bigint', default: 0, transformer: bigintTransformer })
+  cacheWriteTokens: bigint;
+
+  @Column({ name: 'reasoning_tokens', type: 'bigint', default: 0, transformer: bigintTransformer })
+  reasoningTokens: bigint;
+
   @Column({ type: 'bigint', transformer: bigintTransformer })
   cost: bigint;
 }

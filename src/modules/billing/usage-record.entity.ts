@@ -33,6 +33,18 @@ export class UsageRecordEntity {
   @Column({ name: 'completion_tokens', type: 'integer' })
   completionTokens: number;
 
+  /** Of the prompt tokens, those read from the upstream's cache (billed at the cached price). */
+  @Column({ name: 'cached_tokens', type: 'integer', default: 0 })
+  cachedTokens: number;
+
+  /** Of the prompt tokens, those written to the upstream's cache (billed at the cache-write price). */
+  @Column({ name: 'cache_write_tokens', type: 'integer', default: 0 })
+  cacheWriteTokens: number;
+
+  /** Of the completion tokens, those spent reasoning (billed as completion tokens). */
+  @Column({ name: 'reasoning_tokens', type: 'integer', default: 0 })
+  reasoningTokens: number;
+
   /** Nano-dollars the usage costs at the request's prices. */
   @Column({ type: 'bigint', transformer: bigintTransformer })
   cost: bigint;

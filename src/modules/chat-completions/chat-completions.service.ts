@@ -266,7 +266,7 @@ export class ChatCompletionsService {
     }
     this.succeeded(attempt);
     const deliveredTokens = () => countCompletionTokens(generatedText(completion.choices, 'message'));
-    const reported = usageFrom(completion.usage);
+    const reported = adapter.billedUsage?.(answer) ?? usageFrom(completion.usage);
     const billed = await meter.record(result('completed', { usage: reported, deliveredTokens }));
     // SPEC 2.1 promises usage; when the upstream left it out, the client sees what it was billed.
     completion.usage ??= wireUsage(billed);

@@ -31,6 +31,10 @@ export interface CatalogModel {
   id: string;
   inputPrice: bigint;
   outputPrice: bigint;
+  /** Absent: cached prompt tokens cost the input price. */
+  cachedInputPrice?: bigint | null;
+  /** Absent: prompt tokens written to the upstream's cache cost the input price. */
+  cacheWriteInputPrice?: bigint | null;
   maxOutputTokens: number;
   vision: boolean;
   /** Which route serves it: chat completions or embeddings. */
@@ -168,6 +172,8 @@ export class CatalogService implements OnModuleInit, OnModuleDestroy {
       id: row.id,
       inputPrice: row.inputPrice,
       outputPrice: row.outputPrice,
+      cachedInputPrice: row.cachedInputPrice,
+      cacheWriteInputPrice: row.cacheWriteInputPrice,
       maxOutputTokens: row.maxOutputTokens,
       vision: row.vision,
       kind: row.kind,

@@ -27,8 +27,9 @@ export class ConsoleModelsController {
           id: model.id,
           inputPrice: formatUsd(model.inputPrice),
           outputPrice: formatUsd(model.outputPrice),
-          // No separate price for cached prompt tokens yet: they are billed as input.
-          cachedInputPrice: formatUsd(model.inputPrice),
+          // Without a price of their own, cached prompt tokens are billed as input.
+          cachedInputPrice: formatUsd(model.cachedInputPrice ?? model.inputPrice),
+          cacheWriteInputPrice: formatUsd(model.cacheWriteInputPrice ?? model.inputPrice),
           vision: model.vision,
           maxOutputTokens: model.maxOutputTokens,
           rpm,

@@ -20,6 +20,14 @@ export class ModelEntity {
   @Column({ name: 'output_price', type: 'bigint', transformer: bigintTransformer })
   outputPrice: bigint;
 
+  /** Nano-dollars per one million prompt tokens read from the upstream's cache; null: the input price. */
+  @Column({ name: 'cached_input_price', type: 'bigint', nullable: true, transformer: bigintTransformer })
+  cachedInputPrice: bigint | null;
+
+  /** Nano-dollars per one million prompt tokens written to the upstream's cache; null: the input price. */
+  @Column({ name: 'cache_write_input_price', type: 'bigint', nullable: true, transformer: bigintTransformer })
+  cacheWriteInputPrice: bigint | null;
+
   @Column({ name: 'max_output_tokens', type: 'integer' })
   maxOutputTokens: number;
 

@@ -21,6 +21,8 @@ export class ModelsService {
         id,
         inputPrice: parseUsd(dto.inputPrice)!,
         outputPrice: parseUsd(dto.outputPrice)!,
+        cachedInputPrice: optionalPrice(dto.cachedInputPrice),
+        cacheWriteInputPrice: optionalPrice(dto.cacheWriteInputPrice),
         maxOutputTokens: dto.maxOutputTokens,
         vision: dto.vision,
         kind: dto.kind,
@@ -59,3 +61,7 @@ export class ModelsService {
     }
   }
 }
+
+/** An optional price: absent or null leaves the tokens at the input price. */
+const optionalPrice = (price: string | null | undefined): bigint | null =>
+  price === undefined || price === null ? null : parseUsd(price)!;

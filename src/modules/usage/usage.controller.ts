@@ -38,7 +38,7 @@ export class UsageController {
   @jsonOrCsv(
     UsageListDto,
     'Totals per group; CSV for Accept: text/csv',
-    'date,model,requests,promptTokens,completionTokens,cost\r\n2026-11-21,gpt-4o,42,12000,3400,0.064\r\n',
+    'date,model,requests,promptTokens,cachedTokens,cacheWriteTokens,completionTokens,reasoningTokens,cost\r\n2026-11-21,gpt-4o,42,12000,8000,0,3400,1200,0.064\r\n',
   )
   async getUsage(
     @CurrentPrincipal() principal: ConsolePrincipal,
@@ -58,7 +58,7 @@ export class UsageController {
   @jsonOrCsv(
     BillPageDto,
     'One page of bills, newest first; for Accept: text/csv, the page as CSV and its next cursor in the x-next-cursor header',
-    'requestId,createdAt,model,keyId,promptTokens,completionTokens,cost\r\n',
+    'requestId,createdAt,model,keyId,promptTokens,cachedTokens,cacheWriteTokens,completionTokens,reasoningTokens,cost\r\n',
   )
   async listBills(
     @CurrentPrincipal() principal: ConsolePrincipal,

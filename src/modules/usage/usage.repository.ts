@@ -12,6 +12,9 @@ export interface UsageTotalsRow {
   requests: string;
   prompt_tokens: string;
   completion_tokens: string;
+  cached_tokens: string;
+  cache_write_tokens: string;
+  reasoning_tokens: string;
   cost: string;
 }
 
@@ -23,6 +26,9 @@ export interface BillRow {
   key_id: string;
   prompt_tokens: number;
   completion_tokens: number;
+  cached_tokens: number;
+  cache_write_tokens: number;
+  reasoning_tokens: number;
   charged: string;
 }
 
@@ -66,7 +72,9 @@ export class UsageRepository {
     const positions = groupings.map((_, index) => index + 1).join(', ');
     return this.dataSource.query<UsageTotalsRow[]>(
       `SELECT ${columns}, SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens,
-              SUM(completion_tokens) AS completion_tokens, SUM(cost) AS cost
+              SUM(completion_tokens) AS completion_tokens, SUM(cached_tokens) AS cached_tokens,
+              SUM(cache_write_tokens) AS cache_write_tokens, SUM(reasoning_tokens) AS reasoning_tokens,
+              SUM(cost) AS cost
        FROM usage_daily WHERE account_id = $1${filters.sql}
        GROUP BY ${positions} ORDER BY ${positions}`,
       filters.params,
@@ -83,7 +91,7 @@ export class UsageRepository {
     filters.params.push(limit);
     return this.dataSource.query<BillRow[]>(
       `SELECT request_id, created_at, created_at::text AS created_at_text, model_id, key_id,
-              prompt_tokens, completion_tokens, charged
+              prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, charged
        FROM usage_records WHERE account_id = $1${filters.sql}
        ORDER BY created_at DESC, request_id DESC LIMIT $${filters.params.length}`,
       filters.params,

@@ -17,8 +17,27 @@ import { UsageRepository } from 'src/modules/usage/usage.repository';
 import { PageQueryDto } from 'src/common/http/date-range.dto';
 
 const GROUP_FIELD: Record<UsageGrouping, 'date' | 'model' | 'keyId'> = { day: 'date', model: 'model', key: 'keyId' };
-const TOTAL_COLUMNS = ['requests', 'promptTokens', 'completionTokens', 'cost'] as const;
-const BILL_COLUMNS = ['requestId', 'createdAt', 'model', 'keyId', 'promptTokens', 'completionTokens', 'cost'] as const;
+const TOTAL_COLUMNS = [
+  'requests',
+  'promptTokens',
+  'cachedTokens',
+  'cacheWriteTokens',
+  'completionTokens',
+  'reasoningTokens',
+  'cost',
+] as const;
+const BILL_COLUMNS = [
+  'requestId',
+  'createdAt',
+  'model',
+  'keyId',
+  'promptTokens',
+  'cachedTokens',
+  'cacheWriteTokens',
+  'completionTokens',
+  'reasoningTokens',
+  'cost',
+] as const;
 
 /** The console's money views: usage totals, one bill per request, and the ledger. */
 @Injectable()
@@ -37,6 +56,9 @@ export class UsageService {
       requests: Number(row.requests),
       promptTokens: Number(row.prompt_tokens),
       completionTokens: Number(row.completion_tokens),
+      cachedTokens: Number(row.cached_tokens),
+      cacheWriteTokens: Number(row.cache_write_tokens),
+      reasoningTokens: Number(row.reasoning_tokens),
       cost: formatUsd(BigInt(row.cost)),
     }));
   }
@@ -73,6 +95,9 @@ export class UsageService {
         keyId: row.key_id,
         promptTokens: row.prompt_tokens,
         completionTokens: row.completion_tokens,
+        cachedTokens: row.cached_tokens,
+        cacheWriteTokens: row.cache_write_tokens,
+        reasoningTokens: row.reasoning_tokens,
         cost: formatUsd(BigInt(row.charged)),
       }),
     );

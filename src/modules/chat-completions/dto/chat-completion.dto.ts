@@ -184,6 +184,24 @@ export class UsageDto {
 
   @ApiProperty({ example: 13 })
   total_tokens: number;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    properties: { cached_tokens: { type: 'integer' } },
+    description:
+      "Of prompt_tokens, those the upstream read from its cache (billed at the model's cached price). " +
+      'Present when the upstream reports it (OpenAI, Anthropic, Gemini).',
+  })
+  prompt_tokens_details?: { cached_tokens: number };
+
+  @ApiPropertyOptional({
+    type: 'object',
+    properties: { reasoning_tokens: { type: 'integer' } },
+    description:
+      'Of completion_tokens, those spent reasoning (billed as completion tokens). Present when the upstream ' +
+      'reports it (OpenAI, Gemini); Anthropic does not count thinking apart.',
+  })
+  completion_tokens_details?: { reasoning_tokens: number };
 }
 
 export class AssistantMessageDto {

@@ -1,7 +1,7 @@
 import { TokenUsage } from 'src/modules/billing/metering.types';
 import { ApiError } from 'src/common/errors/api-error';
 import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
-import { isRecord, UpstreamRequest } from 'src/modules/chat-completions/upstream/provider-adapter';
+import { countIn, isRecord, UpstreamRequest } from 'src/modules/chat-completions/upstream/provider-adapter';
 import * as wire from 'src/modules/chat-completions/upstream/translation';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 
@@ -21,10 +21,9 @@ export class AnthropicAdapter extends wire.TranslatingAdapter {
       throw ApiError.invalid(`n > 1 is not supported by the model '${chat.model.id}'.`, 'n');
     }
     const messages = (body.messages as wire.Message[]).filter((m) => m.role !== 'system' && m.role !== 'developer');
-    const system = (body.messages as wire.Message[])
-      .filter((m) => m.role === 'system' || m.role === 'developer')
-      .map((m) => wire.textOf(m.content))
-      .join('\n\n');
+    const system = systemOf(
+      (body.messages as wire.Message[]).filter((m) => m.role === 'system' || m.role === 'developer'),
+    );
     const request: wire.Json = {
       model: route.upstreamModel,
       max_tokens: chat.maxTokens ?? chat.model.maxOutputTokens,
@@ -48,13 +47,9 @@ export class AnthropicAdapter extends wire.TranslatingAdapter {
     if (typeof body.user === 'string') {
       request.metadata = { user_id: body.user };
     }
-    const tools = wire.functionTools(body.tools);
+    const tools = toolsOf(body.tools);
     if (tools.length > 0 && body.tool_choice !== 'none') {
-      request.tools = tools.map((tool) => ({
-        name: tool.name,
-        description: tool.description,
-        input_schema: tool.parameters,
-      }));
+      request.tools = tools;
       request.tool_choice = toolChoice(body.tool_choice);
     }
     return {
@@ -91,6 +86,10 @@ export class AnthropicAdapter extends wire.TranslatingAdapter {
     return wire.completion(`chatcmpl-${String(upstream.id)}`, modelId, 'fp_anthropic', [choice], usage);
   }
 
+  billedUsage(upstream: unknown): TokenUsage | null {
+    return isRecord(upstream) ? usageOf(upstream.usage) : null;
+  }
+
   streamTranslator(_route: CatalogRoute, chat: ChatRequest): wire.TranslatingStreamTranslator {
     return new AnthropicStreamTranslator(chat.model.id, chat.includeUsage);
   }
@@ -103,21 +102,63 @@ function toAnthropicMessage(message: wire.Message, at: string): { role: 'user' |
       tool_use_id: wire.stringField(message.tool_call_id) || wire.stringField(message.name),
       content: wire.textOf(message.content),
     };
-    return { role: 'user', content: [result] };
+    return { role: 'user', content: [withCacheControl(result, { cacheControl: wire.cacheControlOf(message) })] };
   }
-  const content: wire.Json[] = wire.partsOf(message.content).map((part) => {
-    if (part.kind === 'text') {
-      return { type: 'text', text: part.text };
-    }
-    const inline = wire.dataUri(part.url);
-    return inline
-      ? { type: 'image', source: { type: 'base64', media_type: inline.mediaType, data: inline.data } }
-      : { type: 'image', source: { type: 'url', url: part.url } };
-  });
+  const content: wire.Json[] = wire.partsOf(message.content).map((part) => withCacheControl(block(part), part));
   for (const call of wire.toolCallsOf(message, at)) {
     content.push({ type: 'tool_use', id: call.id, name: call.name, input: call.arguments });
   }
+  markLast(content, message);
   return { role: message.role === 'assistant' ? 'assistant' : 'user', content };
+}
+
+function block(part: wire.Part): wire.Json {
+  if (part.kind === 'text') {
+    return { type: 'text', text: part.text };
+  }
+  const inline = wire.dataUri(part.url);
+  return inline
+    ? { type: 'image', source: { type: 'base64', media_type: inline.mediaType, data: inline.data } }
+    : { type: 'image', source: { type: 'url', url: part.url } };
+}
+
+/**
+ * Prompt caching: a client's `cache_control` breakpoints reach Anthropic where it put them, on a
+ * content part, on a message (its last block, as LiteLLM and others take it), or on a tool.
+ */
+function withCacheControl(target: wire.Json, source: { cacheControl?: wire.Json }): wire.Json {
+  return source.cacheControl ? { ...target, cache_control: source.cacheControl } : target;
+}
+
+function markLast(blocks: wire.Json[], message: wire.Message): void {
+  const cacheControl = wire.cacheControlOf(message);
+  if (cacheControl && blocks.length > 0) {
+    blocks[blocks.length - 1] = { ...blocks[blocks.length - 1], cache_control: cacheControl };
+  }
+}
+
+/** The system prompt: one string, or text blocks when a breakpoint must stay on one of them. */
+function systemOf(messages: wire.Message[]): string | wire.Json[] {
+  const blocks = messages.flatMap((message) => {
+    const text = wire.partsOf(message.content).flatMap((part) => (part.kind === 'text' ? [part] : []));
+    const mapped = text.map((part) => withCacheControl({ type: 'text', text: part.text }, part));
+    markLast(mapped, message);
+    return mapped;
+  });
+  return blocks.some((b) => b.cache_control) ? blocks : messages.map((m) => wire.textOf(m.content)).join('\n\n');
+}
+
+function toolsOf(tools: unknown): wire.Json[] {
+  return (Array.isArray(tools) ? (tools as unknown[]) : []).flatMap((tool) =>
+    wire
+      .functionTools([tool])
+      .map((fn) =>
+        withCacheControl(
+          { name: fn.name, description: fn.description, input_schema: fn.parameters },
+          { cacheControl: wire.cacheControlOf(tool) },
+        ),
+      ),
+  );
 }
 
 /** Anthropic wants strictly alternating turns: consecutive messages of one role become one. */
@@ -146,20 +187,29 @@ function toolChoice(choice: unknown): wire.Json {
 
 const finishReason = (reason: unknown) => FINISH_REASONS[String(reason)] ?? 'stop';
 
+/**
+ * Anthropic's input_tokens leave out what the cache served or stored; OpenAI's prompt_tokens count
+ * them, so ours do too: cached_tokens are the cache reads, and the cache writes are kept for pricing.
+ * Thinking tokens are in output_tokens and not told apart: reasoning tokens stay unknown.
+ */
 function usageOf(usage: unknown): TokenUsage | null {
   if (!isRecord(usage) || typeof usage.input_tokens !== 'number' || typeof usage.output_tokens !== 'number') {
     return null;
   }
-  // Cached prompt tokens are still prompt tokens to the customer.
-  const cached = [usage.cache_creation_input_tokens, usage.cache_read_input_tokens]
-    .map((n) => (typeof n === 'number' ? n : 0))
-    .reduce((a, b) => a + b, 0);
-  return { promptTokens: usage.input_tokens + cached, completionTokens: usage.output_tokens };
+  const cachedTokens = countIn(usage, 'cache_read_input_tokens') ?? 0;
+  const cacheWriteTokens = countIn(usage, 'cache_creation_input_tokens') ?? 0;
+  return {
+    promptTokens: usage.input_tokens + cachedTokens + cacheWriteTokens,
+    completionTokens: usage.output_tokens,
+    cachedTokens,
+    cacheWriteTokens,
+  };
 }
 
 /** Anthropic's event stream (message_start, content_block_*, message_delta, message_stop) as our chunks. */
 class AnthropicStreamTranslator extends wire.TranslatingStreamTranslator {
-  private promptTokens: number | null = null;
+  /** The prompt's usage from message_start (completionTokens there is a placeholder). */
+  private prompt: TokenUsage | null = null;
   /** Anthropic reports output tokens in message_delta; until then usage is unknown (an aborted stream is counted). */
   private completionTokens: number | null = null;
   private readonly toolIndexByBlock = new Map<number, number>();
@@ -187,8 +237,7 @@ class AnthropicStreamTranslator extends wire.TranslatingStreamTranslator {
   private start(message: unknown): string[] {
     if (isRecord(message)) {
       this.base.id = `chatcmpl-${String(message.id)}`;
-      const usage = isRecord(message.usage) ? usageOf({ output_tokens: 0, ...message.usage }) : null;
-      this.promptTokens = usage?.promptTokens ?? null;
+      this.prompt = isRecord(message.usage) ? usageOf({ output_tokens: 0, ...message.usage }) : null;
     }
     return [this.chunk({ delta: { role: 'assistant', content: '' }, finish_reason: null })];
   }
@@ -230,9 +279,9 @@ class AnthropicStreamTranslator extends wire.TranslatingStreamTranslator {
   }
 
   usage(): TokenUsage | null {
-    if (this.promptTokens === null || this.completionTokens === null) {
+    if (this.prompt === null || this.completionTokens === null) {
       return null;
     }
-    return { promptTokens: this.promptTokens, completionTokens: this.completionTokens };
+    return { ...this.prompt, completionTokens: this.completionTokens };
   }
 }

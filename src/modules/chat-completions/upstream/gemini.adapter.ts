@@ -1,7 +1,7 @@
 import { TokenUsage } from 'src/modules/billing/metering.types';
 import { ApiError } from 'src/common/errors/api-error';
 import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
-import { isRecord, UpstreamRequest } from 'src/modules/chat-completions/upstream/provider-adapter';
+import { countIn, isRecord, UpstreamRequest } from 'src/modules/chat-completions/upstream/provider-adapter';
 import * as wire from 'src/modules/chat-completions/upstream/translation';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 
@@ -157,15 +157,22 @@ function finishReason(candidate: unknown, calledTools: boolean): string | null {
   return calledTools ? 'tool_calls' : 'stop';
 }
 
+/**
+ * Gemini's promptTokenCount includes the cached content; candidatesTokenCount leaves out the
+ * thinking, which Google bills as output: completion = candidates + thoughts, reasoning = thoughts.
+ */
 function usageOf(metadata: unknown): TokenUsage | null {
   if (!isRecord(metadata) || typeof metadata.promptTokenCount !== 'number') {
     return null;
   }
-  // Thinking tokens are billed as output by Google, so they are completion tokens here too.
-  const output = [metadata.candidatesTokenCount, metadata.thoughtsTokenCount]
-    .map((n) => (typeof n === 'number' ? n : 0))
-    .reduce((a, b) => a + b, 0);
-  return { promptTokens: metadata.promptTokenCount, completionTokens: output };
+  const thoughts = countIn(metadata, 'thoughtsTokenCount') ?? 0;
+  const completionTokens = (countIn(metadata, 'candidatesTokenCount') ?? 0) + thoughts;
+  return {
+    promptTokens: metadata.promptTokenCount,
+    completionTokens,
+    cachedTokens: Math.min(countIn(metadata, 'cachedContentTokenCount') ?? 0, metadata.promptTokenCount),
+    reasoningTokens: thoughts,
+  };
 }
 
 /** Gemini's SSE stream (whole candidate snapshots, no [DONE]) as our chunks. */

@@ -21,11 +21,16 @@ export interface StreamTranslator {
   usageEvent(usage: TokenUsage): string;
 }
 
+/** Our usage object; each details object only when the upstream gave its count (an unknown count is not 0). */
 export function wireUsage(usage: TokenUsage) {
   return {
     prompt_tokens: usage.promptTokens,
     completion_tokens: usage.completionTokens,
     total_tokens: usage.promptTokens + usage.completionTokens,
+    ...(usage.cachedTokens === undefined ? {} : { prompt_tokens_details: { cached_tokens: usage.cachedTokens } }),
+    ...(usage.reasoningTokens === undefined
+      ? {}
+      : { completion_tokens_details: { reasoning_tokens: usage.reasoningTokens } }),
   };
 }
 
@@ -34,6 +39,11 @@ export interface ProviderAdapter {
   buildRequest(route: CatalogRoute, body: Record<string, unknown>, chat: ChatRequest): UpstreamRequest;
   /** The upstream's JSON answer as a `chat.completion` object for `modelId`, or null if it is not a valid answer. */
   toCompletion(upstream: unknown, modelId: string): Record<string, unknown> | null;
+  /**
+   * The usage to bill from the upstream's JSON answer, when it says more than our wire usage can carry
+   * (Anthropic's cache writes); otherwise the completion's own usage is billed.
+   */
+  billedUsage?(upstream: unknown): TokenUsage | null;
   streamTranslator(route: CatalogRoute, chat: ChatRequest): StreamTranslator;
   /** What an upstream error body says: relayed (sanitized) as a 400, or a reason to try the next route. */
   errorDetails(upstream: unknown): UpstreamErrorDetails | null;
@@ -49,11 +59,27 @@ export interface UpstreamErrorDetails {
 export const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** An OpenAI usage object, with its cached and reasoning counts when it has them. */
 export function usageFrom(value: unknown): TokenUsage | null {
   if (!isRecord(value) || typeof value.prompt_tokens !== 'number' || typeof value.completion_tokens !== 'number') {
     return null;
   }
-  return { promptTokens: value.prompt_tokens, completionTokens: value.completion_tokens };
+  const usage: TokenUsage = { promptTokens: value.prompt_tokens, completionTokens: value.completion_tokens };
+  const cached = countIn(value.prompt_tokens_details, 'cached_tokens');
+  const reasoning = countIn(value.completion_tokens_details, 'reasoning_tokens');
+  if (cached !== undefined) {
+    usage.cachedTokens = Math.min(cached, usage.promptTokens);
+  }
+  if (reasoning !== undefined) {
+    usage.reasoningTokens = Math.min(reasoning, usage.completionTokens);
+  }
+  return usage;
+}
+
+/** A non-negative whole count at `field` of `object`, if there is one. */
+export function countIn(object: unknown, field: string): number | undefined {
+  const value = isRecord(object) ? object[field] : undefined;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
 }
 
 /** The generated text of chat.completion choices or chunk deltas, for token counting. */

@@ -28,9 +28,15 @@ export interface Message {
   tool_calls?: unknown;
   tool_call_id?: unknown;
   name?: unknown;
+  cache_control?: unknown;
 }
 
-export type Part = { kind: 'text'; text: string } | { kind: 'image'; url: string };
+/** A part's Anthropic `cache_control` (a prompt-cache breakpoint), relayed to Anthropic and ignored by others. */
+export type Part = ({ kind: 'text'; text: string } | { kind: 'image'; url: string }) & { cacheControl?: Json };
+
+/** The `cache_control` object a client put on a part, message or tool, if any. */
+export const cacheControlOf = (value: unknown): Json | undefined =>
+  isRecord(value) && isRecord(value.cache_control) ? value.cache_control : undefined;
 
 const DATA_URI = /^data:([\w.+-]+\/[\w.+-]+);base64,(.*)$/s;
 
@@ -46,11 +52,13 @@ export function partsOf(content: unknown): Part[] {
     if (!isRecord(part)) {
       return [];
     }
+    const cacheControl = cacheControlOf(part);
+    const marked = cacheControl ? { cacheControl } : {};
     if (part.type === 'text' && typeof part.text === 'string') {
-      return [{ kind: 'text', text: part.text }];
+      return [{ kind: 'text', text: part.text, ...marked }];
     }
     if (part.type === 'image_url' && isRecord(part.image_url) && typeof part.image_url.url === 'string') {
-      return [{ kind: 'image', url: part.image_url.url }];
+      return [{ kind: 'image', url: part.image_url.url, ...marked }];
     }
     return [];
   });

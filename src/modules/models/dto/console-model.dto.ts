@@ -14,10 +14,17 @@ export class ConsoleModelDto {
 
   @ApiMoney({
     description:
-      'USD per one million cached prompt tokens. The gateway bills cached prompt tokens at the input price for now, so this is always inputPrice.',
-    example: '2.5',
+      "USD per one million prompt tokens read from the upstream's cache; the input price when the model has none of its own",
+    example: '1.25',
   })
   cachedInputPrice: string;
+
+  @ApiMoney({
+    description:
+      "USD per one million prompt tokens written to the upstream's cache; the input price when the model has none of its own",
+    example: '2.5',
+  })
+  cacheWriteInputPrice: string;
 
   @ApiProperty({ description: 'Whether the model accepts images', example: true })
   vision: boolean;

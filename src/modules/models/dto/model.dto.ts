@@ -43,6 +43,30 @@ export class ModelUpsertDto {
   @Matches(PRICE, { message: `outputPrice ${PRICE_MESSAGE}` })
   outputPrice: string;
 
+  @ApiPropertyOptional({
+    description:
+      'USD per one million prompt tokens the upstream read from its cache (`prompt_tokens_details.cached_tokens`). ' +
+      'Absent or null: they cost inputPrice.',
+    example: '1.25',
+    pattern: PRICE.source,
+    nullable: true,
+  })
+  @IsOptional()
+  @Matches(PRICE, { message: `cachedInputPrice ${PRICE_MESSAGE}` })
+  cachedInputPrice?: string | null;
+
+  @ApiPropertyOptional({
+    description:
+      "USD per one million prompt tokens the upstream wrote to its cache (Anthropic's cache_creation_input_tokens). " +
+      'Absent or null: they cost inputPrice. Admission holds every prompt token at the dearest prompt price.',
+    example: '3.125',
+    pattern: PRICE.source,
+    nullable: true,
+  })
+  @IsOptional()
+  @Matches(PRICE, { message: `cacheWriteInputPrice ${PRICE_MESSAGE}` })
+  cacheWriteInputPrice?: string | null;
+
   @ApiProperty({ example: 16384, minimum: 1 })
   @IsInt()
   @Min(1)
@@ -100,6 +124,12 @@ export class ModelResponseDto {
   @ApiProperty({ pattern: MONEY_PATTERN, example: '10' })
   outputPrice: string;
 
+  @ApiProperty({ type: String, nullable: true, example: '1.25', description: 'null: cached tokens cost inputPrice' })
+  cachedInputPrice: string | null;
+
+  @ApiProperty({ type: String, nullable: true, example: null, description: 'null: cache writes cost inputPrice' })
+  cacheWriteInputPrice: string | null;
+
   @ApiProperty({ example: 16384 })
   maxOutputTokens: number;
 
@@ -132,6 +162,8 @@ export class ModelResponseDto {
       id: model.id,
       inputPrice: formatUsd(model.inputPrice),
       outputPrice: formatUsd(model.outputPrice),
+      cachedInputPrice: model.cachedInputPrice === null ? null : formatUsd(model.cachedInputPrice),
+      cacheWriteInputPrice: model.cacheWriteInputPrice === null ? null : formatUsd(model.cacheWriteInputPrice),
       maxOutputTokens: model.maxOutputTokens,
       vision: model.vision,
       kind: model.kind,

@@ -81,6 +81,15 @@ export class UsageRowDto {
   @ApiProperty({ example: 3400 })
   completionTokens: number;
 
+  @ApiProperty({ description: 'Of promptTokens, read from the upstream cache (at the cached price)', example: 8000 })
+  cachedTokens: number;
+
+  @ApiProperty({ description: 'Of promptTokens, written to the upstream cache (at the cache-write price)', example: 0 })
+  cacheWriteTokens: number;
+
+  @ApiProperty({ description: 'Of completionTokens, spent reasoning (at the output price)', example: 1200 })
+  reasoningTokens: number;
+
   @ApiProperty({ pattern: MONEY_PATTERN, description: 'USD charged, exact decimal string', example: '0.064' })
   cost: string;
 }
@@ -108,6 +117,15 @@ export class BillDto {
 
   @ApiProperty({ example: 3400 })
   completionTokens: number;
+
+  @ApiProperty({ description: 'Of promptTokens, read from the upstream cache (at the cached price)', example: 8000 })
+  cachedTokens: number;
+
+  @ApiProperty({ description: 'Of promptTokens, written to the upstream cache (at the cache-write price)', example: 0 })
+  cacheWriteTokens: number;
+
+  @ApiProperty({ description: 'Of completionTokens, spent reasoning (at the output price)', example: 1200 })
+  reasoningTokens: number;
 
   @ApiProperty({ pattern: MONEY_PATTERN, description: 'USD charged, exact decimal string', example: '0.0075' })
   cost: string;
