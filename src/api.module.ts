@@ -20,6 +20,7 @@ import { PaymentsModule } from 'src/modules/payments/payments.module';
 import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
 import { ReferralsModule } from 'src/modules/referrals/referrals.module';
 import { ResponsesModule } from 'src/modules/responses/responses.module';
+import { TextCompletionsModule } from 'src/modules/text-completions/text-completions.module';
 import { UsageModule } from 'src/modules/usage/usage.module';
 
 /** The HTTP API process: controllers, the global guard, pipe and filter. It produces jobs but never consumes them. */
@@ -41,6 +42,7 @@ export class ApiModule implements OnApplicationShutdown {
         ChatCompletionsModule,
         EmbeddingsModule,
         ResponsesModule,
+        TextCompletionsModule,
         RateLimitsModule,
         UsageModule,
         ReferralsModule,
