@@ -30,7 +30,7 @@ export interface ModelOptions {
   outputPrice?: string;
   maxOutputTokens?: number;
   vision?: boolean;
-  kind?: 'chat' | 'embedding';
+  kind?: 'chat' | 'embedding' | 'completion';
   rpm?: number;
   tpm?: number;
   enabled?: boolean;
