@@ -140,7 +140,7 @@ describe('POST /v1/completions (legacy)', () => {
   });
 
   describe('refusals', () => {
-    it('should refuse a completion model on chat completions and on embeddings with a 400 naming model', async () => {
+    it('should refuse a completion model on chat, the Responses API and embeddings with a 400 naming model', async () => {
       const customer = await world.gateway.newCustomer({ balance: '10' });
 
       const chat = await world.gateway.chat(customer.key, { model, messages: [{ role: 'user', content: 'hi' }] });
@@ -149,8 +149,15 @@ describe('POST /v1/completions (legacy)', () => {
         body: { model, input: 'x' },
       });
 
+      const responses = await world.gateway.call('POST', '/v1/responses', {
+        token: customer.key,
+        body: { model, input: 'x' },
+      });
+
       expectApiError(chat, 400, { code: null, param: 'model' });
       expectApiError(embeddings, 400, { code: null, param: 'model' });
+      expectApiError(responses, 400, { code: null, param: 'model' });
+      expect(chat.body.error.message).toContain('POST /v1/completions');
     });
 
     it('should refuse a completion model served only by Anthropic or Gemini channels with a 400 naming model', async () => {
