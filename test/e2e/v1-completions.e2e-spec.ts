@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import pino from 'pino';
 import { formatUsd } from 'src/common/money/money';
 import { countCompletionTokens, estimateEmbeddingTokens } from 'src/modules/billing/token-estimator';
 import {
@@ -12,7 +13,7 @@ import {
   usd,
   Usage,
 } from 'test/e2e/billing-helpers';
-import { Customer } from 'test/support/gateway';
+import { Customer, TestGateway } from 'test/support/gateway';
 
 // Prices whose products are not whole nano-dollars, so every cost goes through the round-up.
 const INPUT_PRICE = '1.500001';
@@ -312,6 +313,46 @@ describe('POST /v1/completions (legacy)', () => {
       expectApiError(response, 400, { code: null, param: null });
       expect(await world.books.waitForNoHolds(customer.accountId)).toBe(0n);
       expect(await world.books.balance(customer)).toBe(usd('10'));
+    });
+  });
+
+  describe('content', () => {
+    it('should log neither the prompt nor the completion, even at debug and across a failover', async () => {
+      const lines: string[] = [];
+      const logger = pino({ level: 'debug' }, { write: (line: string) => lines.push(line) });
+      const gateway = await TestGateway.start({}, logger);
+      try {
+        await gateway.addChannel('log-broken', { baseUrl: `${gateway.mock.url}/status/503/v1`, priority: 5 });
+        await gateway.addChannel('log-good', { baseUrl: `${gateway.mock.url}/v1` });
+        const logged = await gateway.addModel({
+          kind: 'completion',
+          routes: [
+            { channelId: 'log-broken', upstreamModel: 'mock-instruct' },
+            { channelId: 'log-good', upstreamModel: 'mock-instruct' },
+          ],
+        });
+        const customer = await gateway.newCustomer({ balance: '10' });
+        const secret = 'confidential-prompt-9c2e';
+        const reply = 'confidential-completion-41d7';
+
+        for (const stream of [false, true]) {
+          const response = await fetch(`${gateway.url}/v1/completions`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${customer.key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ model: logged, prompt: [secret], stream, mock: { reply } }),
+          });
+          expect(response.status).toBe(200);
+          expect(await response.text()).toContain(reply);
+        }
+
+        const everything = lines.join('\n');
+        expect(everything).toContain('upstream route failed');
+        expect(everything).not.toContain(secret);
+        expect(everything).not.toContain(reply);
+        expect(everything).not.toContain(customer.key);
+      } finally {
+        await gateway.close();
+      }
     });
   });
 });
