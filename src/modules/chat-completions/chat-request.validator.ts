@@ -11,7 +11,7 @@ import {
   SERVICE_TIERS,
 } from 'src/modules/chat-completions/chat-request.contract';
 import { CatalogModel } from 'src/modules/models/catalog.service';
-import { MODEL_KIND_ROUTES, ModelKind } from 'src/modules/models/model.entity';
+import { MODEL_KIND_NAMES, MODEL_KIND_ROUTES } from 'src/modules/models/model.entity';
 
 /** What the gateway needs to know of a request; the body itself is relayed as the client sent it. */
 export interface ChatRequest {
@@ -31,12 +31,6 @@ const OFFERED_ROLES = MESSAGE_ROLES.join(', ');
 const PART_TYPES: ReadonlySet<string> = new Set(CONTENT_PART_TYPES);
 const TIERS: ReadonlySet<string> = new Set(SERVICE_TIERS);
 const OFFERED_TIERS = SERVICE_TIERS.map((tier) => `'${tier}'`).join(' or ');
-
-const KIND_NAMES: Record<ModelKind, string> = {
-  chat: 'a chat',
-  embedding: 'an embedding',
-  completion: 'a legacy text-completion',
-};
 
 const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -76,7 +70,7 @@ export function validateChatRequest(body: unknown, findModel: (id: string) => Ca
   }
   if (model.kind !== 'chat') {
     throw ApiError.invalid(
-      `The model '${model.id}' is ${KIND_NAMES[model.kind]} model: use ${MODEL_KIND_ROUTES[model.kind]}, not chat completions.`,
+      `The model '${model.id}' is ${MODEL_KIND_NAMES[model.kind]}: use ${MODEL_KIND_ROUTES[model.kind]}, not chat completions.`,
       'model',
     );
   }

@@ -9,6 +9,13 @@ import { Check, Column, CreateDateColumn, Entity, OneToMany, PrimaryColumn, Upda
 export const MODEL_KINDS = ['chat', 'embedding', 'completion'] as const;
 export type ModelKind = (typeof MODEL_KINDS)[number];
 
+/** How a 400 names a model of each kind. */
+export const MODEL_KIND_NAMES: Record<ModelKind, string> = {
+  chat: 'a chat model',
+  embedding: 'an embedding model',
+  completion: 'a legacy completion model',
+};
+
 /** The route each kind answers, for the 400 that sends a client to the right one. */
 export const MODEL_KIND_ROUTES: Record<ModelKind, string> = {
   chat: 'POST /v1/chat/completions',

@@ -2,7 +2,7 @@ import { ApiError } from 'src/common/errors/api-error';
 import { estimateEmbeddingTokens } from 'src/modules/billing/token-estimator';
 import { ValidatedRequest } from 'src/modules/chat-completions/completion-admission.service';
 import { CatalogModel, CatalogRoute } from 'src/modules/models/catalog.service';
-import { MODEL_KIND_ROUTES } from 'src/modules/models/model.entity';
+import { MODEL_KIND_NAMES, MODEL_KIND_ROUTES } from 'src/modules/models/model.entity';
 import {
   MAX_PROMPTS,
   MAX_TOKEN_ID,
@@ -102,7 +102,7 @@ function completionModel(id: string, findModel: (id: string) => CatalogModel | u
   }
   if (model.kind !== 'completion') {
     throw ApiError.invalid(
-      `The model '${model.id}' is a ${model.kind} model: use ${MODEL_KIND_ROUTES[model.kind]}, not legacy completions.`,
+      `The model '${model.id}' is ${MODEL_KIND_NAMES[model.kind]}: use ${MODEL_KIND_ROUTES[model.kind]}, not legacy completions.`,
       'model',
     );
   }
