@@ -21,6 +21,7 @@ import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
 import { ReferralsModule } from 'src/modules/referrals/referrals.module';
 import { MessagesModule } from 'src/modules/messages/messages.module';
 import { ResponsesModule } from 'src/modules/responses/responses.module';
+import { TextCompletionsModule } from 'src/modules/text-completions/text-completions.module';
 import { UsageModule } from 'src/modules/usage/usage.module';
 
 /** The HTTP API process: controllers, the global guard, pipe and filter. It produces jobs but never consumes them. */
@@ -43,6 +44,7 @@ export class ApiModule implements OnApplicationShutdown {
         EmbeddingsModule,
         ResponsesModule,
         MessagesModule,
+        TextCompletionsModule,
         RateLimitsModule,
         UsageModule,
         ReferralsModule,

@@ -32,7 +32,7 @@ export interface ModelOptions {
   cacheWriteInputPrice?: string;
   maxOutputTokens?: number;
   vision?: boolean;
-  kind?: 'chat' | 'embedding';
+  kind?: 'chat' | 'embedding' | 'completion';
   rpm?: number;
   tpm?: number;
   enabled?: boolean;

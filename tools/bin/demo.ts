@@ -223,6 +223,11 @@ async function seedCatalog(admin: AdminCall, ports: DemoPorts): Promise<void> {
       routes: [...embeddingRoute, { channelId: 'mock', upstreamModel: 'mock-embedding' }],
     }),
   );
+  const instruct = { inputPrice: '1.5', outputPrice: '2', maxOutputTokens: 4096, kind: 'completion', ...limits };
+  const instructRoute = openAiKey ? [{ channelId: 'openai', upstreamModel: 'gpt-3.5-turbo-instruct' }] : [];
+  await expectOk(
+    admin('PUT', '/admin/models/gpt-3.5-turbo-instruct', { ...instruct, routes: [...instructRoute, ...mockRoute] }),
+  );
 }
 
 async function seedCustomer(base: string, admin: AdminCall): Promise<{ key: string; accessToken: string }> {

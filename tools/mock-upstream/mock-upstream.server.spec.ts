@@ -110,7 +110,7 @@ describe('startMockUpstream', () => {
       for (const [method, path] of [
         ['GET', '/nope'],
         ['GET', '/v1/chat/completions'],
-        ['POST', '/v1/completions'],
+        ['POST', '/v1/audio/speech'],
       ]) {
         const response = await fetch(`${upstream.url}${path}`, { method, headers: HEADERS });
         expect(response.status).toBe(404);
@@ -553,6 +553,58 @@ describe('startMockUpstream', () => {
       expect(await response.json()).toEqual({
         embeddings: [{ values: mockEmbedding('a b', 3) }, { values: mockEmbedding('c', 3) }],
       });
+    });
+  });
+
+  describe('legacy text completions', () => {
+    const sse = async (response: Response) =>
+      (await response.text())
+        .split('\n\n')
+        .filter((event) => event.startsWith('data: '))
+        .map((event) => event.slice('data: '.length));
+
+    it('should answer text_completion choices per prompt and n, with usage counting prompts and suffix', async () => {
+      const body = { model: 'instruct', prompt: ['one two', 'three'], suffix: 'end', n: 2, mock: { reply: 'a b c' } };
+      const response = await post(body, '/v1/completions');
+
+      expect(response.status).toBe(200);
+      const answer = (await response.json()) as Record<string, unknown> & { choices: Record<string, unknown>[] };
+      expect(answer).toMatchObject({
+        object: 'text_completion',
+        model: 'instruct',
+        usage: { prompt_tokens: 4, completion_tokens: 12, total_tokens: 16 },
+      });
+      expect(answer.choices.map((choice) => [choice.index, choice.text, choice.finish_reason])).toEqual(
+        [0, 1, 2, 3].map((index) => [index, 'a b c', 'stop']),
+      );
+    });
+
+    it('should cut at max_tokens, count token prompts by length, and refuse a missing prompt', async () => {
+      const answer = (await (
+        await post({ model: 'i', prompt: [1, 2, 3], max_tokens: 2, mock: { reply: 'a b c' } }, '/v1/completions')
+      ).json()) as { choices: { text: string; finish_reason: string }[]; usage: Record<string, number> };
+
+      expect(answer.choices[0]).toMatchObject({ text: 'a b ', finish_reason: 'length' });
+      expect(answer.usage).toMatchObject({ prompt_tokens: 3, completion_tokens: 2 });
+      expect((await post({ model: 'i' }, '/v1/completions')).status).toBe(400);
+    });
+
+    it('should stream text_completion chunks, then the usage chunk when asked, then [DONE]', async () => {
+      const body = { model: 'i', prompt: 'x y', stream: true, stream_options: { include_usage: true } };
+      const events = await sse(await post({ ...body, mock: { reply: 'a b' } }, '/v1/completions'));
+
+      expect(events.at(-1)).toBe('[DONE]');
+      const chunks = events.slice(0, -1).map((data) => JSON.parse(data) as Record<string, unknown>);
+      expect(chunks.every((chunk) => chunk.object === 'text_completion')).toBe(true);
+      expect(chunks.map((chunk) => (chunk.choices as { text: string }[])[0]?.text)).toEqual(['a ', 'b', '', undefined]);
+      expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 2, completion_tokens: 2 } });
+    });
+
+    it('should break a stream after break_after pieces, without [DONE]', async () => {
+      const body = { model: 'i', prompt: 'x', stream: true, mock: { reply: 'a b c', break_after: 1 } };
+      const events = await sse(await post(body, '/v1/completions')).catch(() => ['broken']);
+
+      expect(events).not.toContain('[DONE]');
     });
   });
 

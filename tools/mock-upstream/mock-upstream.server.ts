@@ -1,6 +1,14 @@
 import { dialectAuthorized, matchDialect, respondInDialect } from 'tools/mock-upstream/provider-dialects';
 import { respondOpenAiEmbeddings } from 'tools/mock-upstream/mock-embeddings';
 import { MockUsageDetails, mockUsageDetailsIn } from 'tools/mock-upstream/mock-usage-details';
+import {
+  countMockTextPromptTokens,
+  mockPrompts,
+  TextCompletion,
+  textCompletionEvents,
+  textCompletionJson,
+  validTextPrompt,
+} from 'tools/mock-upstream/mock-text-completions';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 
@@ -87,7 +95,15 @@ interface Completion {
 }
 
 type Route =
-  'chat' | 'embeddings' | 'models' | 'hang' | 'stall' | 'garbage' | 'not_found' | { status: number; code?: string };
+  | 'chat'
+  | 'completions'
+  | 'embeddings'
+  | 'models'
+  | 'hang'
+  | 'stall'
+  | 'garbage'
+  | 'not_found'
+  | { status: number; code?: string };
 type Json = Record<string, unknown>;
 
 const DEFAULT_REPLY = 'Hello from the mock upstream.';
@@ -172,6 +188,9 @@ function matchRoute(method: string, url: string, failing: Set<string>): Route {
   }
   if (method === 'POST' && path === '/v1/embeddings') {
     return 'embeddings';
+  }
+  if (method === 'POST' && path === '/v1/completions') {
+    return 'completions';
   }
   return method === 'GET' && path === '/v1/models' ? 'models' : 'not_found';
 }
@@ -467,6 +486,46 @@ function streamCompletion(res: ServerResponse, c: Completion, control: MockContr
   writeEvents(res, events, control.chunkDelayMs, broken);
 }
 
+function buildTextCompletion(state: ServerState, body: Json, control: MockControl): TextCompletion {
+  // The usage-details marker is a chat feature: a text completion reports plain usage.
+  const c = buildCompletion(state, body, control, '');
+  return {
+    id: c.id.replace('chatcmpl', 'cmpl'),
+    created: c.created,
+    model: c.model,
+    pieces: c.pieces,
+    finishReason: c.finishReason === 'length' ? 'length' : 'stop',
+    n: c.n,
+    prompts: mockPrompts(body.prompt).length,
+    promptTokens: countMockTextPromptTokens(body),
+  };
+}
+
+/** The legacy `POST /v1/completions`: JSON, or SSE with usage when asked, breakable like chat streams. */
+function respondTextCompletion(state: ServerState, res: ServerResponse, body: Json, control: MockControl): void {
+  if (!validTextPrompt(body)) {
+    sendError(res, 400, "'prompt' must be a string, strings, a token array or token arrays.");
+    return;
+  }
+  const c = buildTextCompletion(state, body, control);
+  if (body.stream !== true) {
+    sendJson(res, 200, control.garbage ? '<html>not json</html>' : textCompletionJson(c, control.omitUsage));
+    return;
+  }
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: connectionHeader(res),
+  });
+  if (control.garbage) {
+    writeEvents(res, ['data: {not json\n\n'], 0, false);
+    return;
+  }
+  const includeUsage = isRecord(body.stream_options) && body.stream_options.include_usage === true;
+  const { events, broken } = textCompletionEvents(c, control.breakAfter, includeUsage && !control.omitUsage);
+  writeEvents(res, events, control.chunkDelayMs, broken);
+}
+
 function respond(
   state: ServerState,
   res: ServerResponse,
@@ -485,6 +544,8 @@ function respond(
     sendError(res, 400, 'The request body must be a JSON object.');
   } else if (route === 'embeddings') {
     respondOpenAiEmbeddings(res, body, control.omitUsage);
+  } else if (route === 'completions') {
+    respondTextCompletion(state, res, body, control);
   } else if (body.stream === true) {
     const includeUsage = isRecord(body.stream_options) && body.stream_options.include_usage === true;
     streamCompletion(res, buildCompletion(state, body, control, rawBody), control, includeUsage);

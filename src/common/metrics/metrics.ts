@@ -18,6 +18,12 @@ export const metrics = {
     labelNames: ['model', 'outcome'] as const,
     registers: [metricsRegistry],
   }),
+  textCompletions: new Counter({
+    name: 'gateway_text_completions_total',
+    help: 'Legacy text completions (POST /v1/completions) answered, by model and outcome',
+    labelNames: ['model', 'outcome'] as const,
+    registers: [metricsRegistry],
+  }),
   upstreamFailures: new Counter({
     name: 'gateway_upstream_failures_total',
     help: 'Upstream attempts that failed and moved on, by channel and kind',

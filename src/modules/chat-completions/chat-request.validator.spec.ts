@@ -17,7 +17,8 @@ const textModel: CatalogModel = {
 };
 const visionModel: CatalogModel = { ...textModel, id: 'vision-model', vision: true };
 const embeddingModel: CatalogModel = { ...textModel, id: 'embedding-model', kind: 'embedding' };
-const find = (id: string) => [textModel, visionModel, embeddingModel].find((model) => model.id === id);
+const completionModel: CatalogModel = { ...textModel, id: 'completion-model', kind: 'completion' };
+const find = (id: string) => [textModel, visionModel, embeddingModel, completionModel].find((model) => model.id === id);
 const valid = { model: 'text-model', messages: [{ role: 'user', content: 'Hi' }] };
 
 function rejection(body: unknown): { message: string; param: string | null } {
@@ -111,6 +112,13 @@ describe(validateChatRequest.name, () => {
 
     expect(refused.param).toBe('model');
     expect(refused.message).toContain('/v1/embeddings');
+  });
+
+  it('should refuse a legacy completion model with a 400 naming model and its route', () => {
+    const refused = rejection({ ...valid, model: 'completion-model' });
+
+    expect(refused.param).toBe('model');
+    expect(refused.message).toContain('POST /v1/completions');
   });
 
   it('should take image parts only for vision models, and only well-formed ones', () => {

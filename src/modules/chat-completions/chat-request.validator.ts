@@ -11,6 +11,7 @@ import {
   SERVICE_TIERS,
 } from 'src/modules/chat-completions/chat-request.contract';
 import { CatalogModel } from 'src/modules/models/catalog.service';
+import { MODEL_KIND_NAMES, MODEL_KIND_ROUTES } from 'src/modules/models/model.entity';
 
 /** What the gateway needs to know of a request; the body itself is relayed as the client sent it. */
 export interface ChatRequest {
@@ -69,7 +70,7 @@ export function validateChatRequest(body: unknown, findModel: (id: string) => Ca
   }
   if (model.kind !== 'chat') {
     throw ApiError.invalid(
-      `The model '${model.id}' is an embedding model: use POST /v1/embeddings, not chat completions.`,
+      `The model '${model.id}' is ${MODEL_KIND_NAMES[model.kind]}: use ${MODEL_KIND_ROUTES[model.kind]}, not chat completions.`,
       'model',
     );
   }

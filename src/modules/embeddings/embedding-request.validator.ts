@@ -14,6 +14,7 @@ import {
   MAX_TOKENS_PER_INPUT,
 } from 'src/modules/embeddings/embedding-request.contract';
 import { CatalogModel, CatalogRoute } from 'src/modules/models/catalog.service';
+import { MODEL_KIND_NAMES, MODEL_KIND_ROUTES } from 'src/modules/models/model.entity';
 
 /** One input: text, or token ids. */
 export type EmbeddingInput = string | number[];
@@ -75,7 +76,7 @@ export function validateEmbeddingRequest(
   }
   if (model.kind !== 'embedding') {
     throw ApiError.invalid(
-      `The model '${model.id}' is a chat model: use POST /v1/chat/completions, not embeddings.`,
+      `The model '${model.id}' is ${MODEL_KIND_NAMES[model.kind]}: use ${MODEL_KIND_ROUTES[model.kind]}, not embeddings.`,
       'model',
     );
   }

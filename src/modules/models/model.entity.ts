@@ -2,12 +2,29 @@ import { bigintTransformer } from 'src/common/database/bigint.transformer';
 import { ModelRouteEntity } from 'src/modules/models/model-route.entity';
 import { Check, Column, CreateDateColumn, Entity, OneToMany, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 
-/** What a model serves: chat completions, or embeddings. A request to the other route is refused. */
-export const MODEL_KINDS = ['chat', 'embedding'] as const;
+/**
+ * What a model serves: chat completions, embeddings, or legacy text completions (OpenAI-compatible
+ * upstreams only). A request to another route is refused.
+ */
+export const MODEL_KINDS = ['chat', 'embedding', 'completion'] as const;
 export type ModelKind = (typeof MODEL_KINDS)[number];
 
+/** How a 400 names a model of each kind. */
+export const MODEL_KIND_NAMES: Record<ModelKind, string> = {
+  chat: 'a chat model',
+  embedding: 'an embedding model',
+  completion: 'a legacy completion model',
+};
+
+/** The route each kind answers, for the 400 that sends a client to the right one. */
+export const MODEL_KIND_ROUTES: Record<ModelKind, string> = {
+  chat: 'POST /v1/chat/completions',
+  embedding: 'POST /v1/embeddings',
+  completion: 'POST /v1/completions',
+};
+
 @Entity('models')
-@Check('models_kind_check', `"kind" IN ('chat', 'embedding')`)
+@Check('models_kind_check', `"kind" IN ('chat', 'embedding', 'completion')`)
 export class ModelEntity {
   @PrimaryColumn({ type: 'text' })
   id: string;

@@ -62,11 +62,25 @@ export class OpenAiAdapter implements ProviderAdapter {
   }
 }
 
+/** What differs between OpenAI's streams of chat chunks and of legacy text completions. */
+export interface OpenAiStreamDialect {
+  /** The `object` of the stream's chunks, for a usage chunk the gateway makes. */
+  chunkObject: string;
+  /** The generated text of one chunk's choices, for billing when the upstream reports no usage. */
+  textOf(choices: unknown): string;
+}
+
+const CHAT_STREAM_DIALECT: OpenAiStreamDialect = {
+  chunkObject: 'chat.completion.chunk',
+  textOf: (choices) => generatedText(choices, 'delta'),
+};
+
 const USAGE_NULL = ',"usage":null';
 // Most answers end below it, with usage, and are never parsed; a longer one costs at most this much.
 const RETAINED_CHARS = 256 * 1024;
 
-class OpenAiStreamTranslator implements StreamTranslator {
+/** Relays an OpenAI-compatible stream: the model id swapped back to ours, the usage read and hidden unless asked for. */
+export class OpenAiStreamTranslator implements StreamTranslator {
   private reported: TokenUsage | null = null;
   private done = false;
   private readonly upstreamModelField: string;
@@ -85,6 +99,7 @@ class OpenAiStreamTranslator implements StreamTranslator {
     upstreamModel: string,
     modelId: string,
     private readonly clientWantsUsage: boolean,
+    private readonly dialect: OpenAiStreamDialect = CHAT_STREAM_DIALECT,
   ) {
     this.upstreamModelField = `"model":${JSON.stringify(upstreamModel)}`;
     this.modelField = `"model":${JSON.stringify(modelId)}`;
@@ -129,7 +144,7 @@ class OpenAiStreamTranslator implements StreamTranslator {
   usageEvent(usage: TokenUsage): string {
     const chunk = {
       id: this.streamId?.id,
-      object: 'chat.completion.chunk',
+      object: this.dialect.chunkObject,
       created: this.streamId?.created ?? Math.floor(Date.now() / 1000),
       model: JSON.parse(this.modelField.slice('"model":'.length)) as string,
       choices: [],
@@ -155,7 +170,7 @@ class OpenAiStreamTranslator implements StreamTranslator {
     for (const data of this.retained ?? []) {
       try {
         const chunk: unknown = JSON.parse(data);
-        this.delivered.add(generatedText(isRecord(chunk) ? chunk.choices : undefined, 'delta'));
+        this.delivered.add(this.dialect.textOf(isRecord(chunk) ? chunk.choices : undefined));
       } catch {
         // a malformed chunk carried no countable text
       }

@@ -83,7 +83,8 @@ export class ModelUpsertDto {
     default: 'chat',
     description:
       'What the model serves: `chat` answers POST /v1/chat/completions, `embedding` answers POST /v1/embeddings ' +
-      '(billed at inputPrice only). A request to the other route is a 400 naming `model`.',
+      '(billed at inputPrice only), `completion` answers the legacy POST /v1/completions (through its OpenAI-type ' +
+      'routes only). A request to another route is a 400 naming `model`.',
   })
   @IsOptional()
   @IsIn(MODEL_KINDS, { message: `kind must be one of: ${MODEL_KINDS.join(', ')}` })
