@@ -54,9 +54,11 @@ export class ModelUpsertDto {
   @IsBoolean()
   vision: boolean = false;
 
-  @ApiProperty({
+  @ApiPropertyOptional({
+    enumName: 'ModelKind',
     enum: MODEL_KINDS,
     default: 'chat',
+    example: 'chat',
     description:
       'What the model serves: `chat` answers POST /v1/chat/completions, `embedding` answers POST /v1/embeddings ' +
       '(billed at inputPrice only). A request to the other route is a 400 naming `model`.',
@@ -106,7 +108,7 @@ export class ModelResponseDto {
   @ApiProperty({ example: true })
   vision: boolean;
 
-  @ApiProperty({ enum: MODEL_KINDS, example: 'chat' })
+  @ApiProperty({ enumName: 'ModelKind', enum: MODEL_KINDS, example: 'chat' })
   kind: ModelKind;
 
   @ApiProperty({ example: 60 })
