@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { AdminAuth } from 'src/common/decorators/auth.decorators';
 import { channelIdParam } from 'src/common/http/params';
 import { ChannelTestDto, ChannelTestResultDto } from 'src/modules/channels/dto/channel.dto';
@@ -14,6 +14,7 @@ export class AdminChannelTestController {
 
   @Post(':channelId/test')
   @HttpCode(200)
+  @ApiOkResponse({ type: ChannelTestResultDto })
   testChannel(
     @Param('channelId', channelIdParam()) channelId: string,
     @Body() dto: ChannelTestDto,

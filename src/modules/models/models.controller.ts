@@ -1,5 +1,5 @@
 import { Controller, Get, Param } from '@nestjs/common';
-import { ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiNotFoundResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth, ApiKeyPrincipal, CurrentPrincipal } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { PublicModelDto, PublicModelListDto } from 'src/modules/models/dto/model.dto';
@@ -27,6 +27,7 @@ export class ModelsController {
 
   /** OpenAI's `models.retrieve`: the same object as one entry of the list. */
   @Get(':model')
+  @ApiParam({ name: 'model', type: String, description: 'A model id from the model list', example: 'gpt-4o' })
   @ApiOkResponse({ type: PublicModelDto })
   @ApiNotFoundResponse({ description: 'No servable model with that id: code `model_not_found`' })
   retrievePublicModel(@Param('model') modelId: string, @CurrentPrincipal() principal: ApiKeyPrincipal): PublicModelDto {

@@ -128,12 +128,14 @@ export class ChannelTimeoutsResponseDto implements ChannelTimeouts {
 
 export class ChannelHealthDto {
   @ApiProperty({
+    enumName: 'BreakerState',
     enum: ['closed', 'half_open', 'open'],
     description: 'The circuit breaker, shared by every API process',
+    example: 'closed',
   })
   state: BreakerState;
 
-  @ApiProperty({ description: 'Failures in a row, over every API process' })
+  @ApiProperty({ description: 'Failures in a row, over every API process', example: 0 })
   consecutiveFailures: number;
 
   @ApiProperty({
@@ -141,6 +143,7 @@ export class ChannelHealthDto {
     nullable: true,
     type: String,
     description: 'Open: not tried before then; half-open: when the probe in flight gives up',
+    example: '2026-11-21T08:31:00.000Z',
   })
   openUntil: string | null;
 
@@ -148,6 +151,7 @@ export class ChannelHealthDto {
     nullable: true,
     type: String,
     description: 'The last failure, without keys, addresses or organisation ids',
+    example: 'upstream answered 503',
   })
   lastError: string | null;
 
@@ -156,6 +160,7 @@ export class ChannelHealthDto {
     nullable: true,
     type: String,
     description: 'Last proper answer (to within 10 s)',
+    example: '2026-11-21T08:30:00.000Z',
   })
   lastOkAt: string | null;
 
@@ -202,7 +207,12 @@ export class ChannelResponseDto {
   })
   timeouts: ChannelTimeoutsResponseDto;
 
-  @ApiProperty({ type: Number, nullable: true })
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: 'Hours of an open breaker after which the channel is switched off; null: never',
+    example: 24,
+  })
   autoDisableAfterHours: number | null;
 
   @ApiProperty({ type: ChannelHealthDto })
@@ -244,19 +254,30 @@ export class ChannelTestDto {
 }
 
 export class ChannelTestResultDto {
-  @ApiProperty({ description: 'The channel answered a minimal completion properly; its breaker is closed' })
+  @ApiProperty({
+    description: 'The channel answered a minimal completion properly; its breaker is closed',
+    example: true,
+  })
   ok: boolean;
 
-  @ApiProperty({ type: Number, nullable: true, description: "The upstream's HTTP status; null when none came" })
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: "The upstream's HTTP status; null when none came",
+    example: 200,
+  })
   status: number | null;
 
-  @ApiProperty({ description: 'From sending to the whole answer read' })
+  @ApiProperty({ description: 'From sending to the whole answer read', example: 850 })
   latencyMs: number;
 
-  @ApiProperty({ type: Number, nullable: true, description: "From sending to the response's first byte" })
+  @ApiProperty({ type: Number, nullable: true, description: "From sending to the response's first byte", example: 420 })
   firstByteMs: number | null;
 
-  @ApiPropertyOptional({ description: 'What went wrong, without keys, addresses or organisation ids' })
+  @ApiPropertyOptional({
+    description: 'What went wrong, without keys, addresses or organisation ids',
+    example: 'upstream answered 401',
+  })
   error?: string;
 }
 

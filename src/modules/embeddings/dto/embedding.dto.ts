@@ -39,8 +39,10 @@ export class EmbeddingRequestDto {
   input: string | string[] | number[] | number[][];
 
   @ApiPropertyOptional({
+    enumName: 'EmbeddingEncodingFormat',
     enum: ENCODING_FORMATS,
     default: 'float',
+    example: 'float',
     description:
       '`base64`: each vector as little-endian float32 bytes in base64 (made by the gateway when the upstream gives floats only)',
   })
@@ -51,18 +53,20 @@ export class EmbeddingRequestDto {
     minimum: 1,
     maximum: MAX_DIMENSIONS,
     description: 'Length of each vector, for models that can shorten theirs',
+    example: 512,
   })
   dimensions?: number;
 
   @ApiPropertyOptional({
     maxLength: REQUEST_FIELDS.user.maxLength,
     description: 'End-user identifier, for monitoring and per-user limits',
+    example: 'user-1234',
   })
   user?: string;
 }
 
 export class EmbeddingDto {
-  @ApiProperty({ enum: ['embedding'] })
+  @ApiProperty({ example: 'embedding', enumName: 'EmbeddingObject', enum: ['embedding'] })
   object: 'embedding';
 
   @ApiProperty({ description: 'Position of its input in the request', example: 0 })
@@ -87,7 +91,7 @@ export class EmbeddingUsageDto {
 }
 
 export class EmbeddingListDto {
-  @ApiProperty({ enum: ['list'] })
+  @ApiProperty({ example: 'list', enumName: 'ListObject', enum: ['list'] })
   object: 'list';
 
   @ApiProperty({ type: [EmbeddingDto] })

@@ -78,9 +78,11 @@ export class ModelUpsertDto {
   @IsBoolean()
   vision: boolean = false;
 
-  @ApiProperty({
+  @ApiPropertyOptional({
+    enumName: 'ModelKind',
     enum: MODEL_KINDS,
     default: 'chat',
+    example: 'chat',
     description:
       'What the model serves: `chat` answers POST /v1/chat/completions, `embedding` answers POST /v1/embeddings ' +
       '(billed at inputPrice only), `completion` answers the legacy POST /v1/completions (through its OpenAI-type ' +
@@ -137,7 +139,7 @@ export class ModelResponseDto {
   @ApiProperty({ example: true })
   vision: boolean;
 
-  @ApiProperty({ enum: MODEL_KINDS, example: 'chat' })
+  @ApiProperty({ enumName: 'ModelKind', enum: MODEL_KINDS, example: 'chat' })
   kind: ModelKind;
 
   @ApiProperty({ example: 60 })

@@ -115,19 +115,26 @@ export class ResponseTextConfigDto {
   @ApiPropertyOptional({ allOf: [TEXT_FORMAT_SCHEMA], default: { type: 'text' } })
   format?: object;
 
-  @ApiPropertyOptional({ enum: ['low', 'medium', 'high'] })
+  @ApiPropertyOptional({ enumName: 'ResponseTextVerbosity', enum: ['low', 'medium', 'high'], example: 'medium' })
   verbosity?: string;
 }
 
 export class ResponseReasoningConfigDto {
   @ApiPropertyOptional({
+    enumName: 'ReasoningEffort',
     enum: ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'],
     nullable: true,
     description: "Relayed as chat's reasoning_effort",
+    example: 'medium',
   })
   effort?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, description: 'Accepted and not relayed: no reasoning summaries are produced' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: 'Accepted and not relayed: no reasoning summaries are produced',
+    example: 'auto',
+  })
   summary?: string | null;
 }
 
@@ -149,10 +156,26 @@ export class ResponseRequestDto {
   })
   input: string | object[];
 
-  @ApiPropertyOptional({ nullable: true, description: 'Sent first, as a system message' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: 'Sent first, as a system message',
+    example: 'You are a helpful assistant.',
+  })
   instructions?: string | null;
 
-  @ApiPropertyOptional({ type: 'array', items: FUNCTION_TOOL_SCHEMA })
+  @ApiPropertyOptional({
+    type: 'array',
+    items: FUNCTION_TOOL_SCHEMA,
+    example: [
+      {
+        type: 'function',
+        name: 'get_weather',
+        description: 'The weather in a city',
+        parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+      },
+    ],
+  })
   tools?: object[];
 
   @ApiPropertyOptional({
@@ -168,7 +191,7 @@ export class ResponseRequestDto {
   })
   tool_choice?: string | object;
 
-  @ApiPropertyOptional({ type: 'boolean', default: true })
+  @ApiPropertyOptional({ type: 'boolean', default: true, example: true })
   parallel_tool_calls?: boolean;
 
   @ApiPropertyOptional({ type: ResponseTextConfigDto })
@@ -178,34 +201,49 @@ export class ResponseRequestDto {
     ...REQUEST_FIELDS.max_completion_tokens,
     nullable: true,
     description: "At most the model's maxOutputTokens; default the model's maximum",
+    example: 1024,
   })
   max_output_tokens?: number | null;
 
   @ApiPropertyOptional({ type: ResponseReasoningConfigDto, nullable: true })
   reasoning?: ResponseReasoningConfigDto | null;
 
-  @ApiPropertyOptional({ ...REQUEST_FIELDS.temperature, nullable: true })
+  @ApiPropertyOptional({ example: 1, ...REQUEST_FIELDS.temperature, nullable: true })
   temperature?: number | null;
 
-  @ApiPropertyOptional({ ...REQUEST_FIELDS.top_p, nullable: true })
+  @ApiPropertyOptional({ example: 1, ...REQUEST_FIELDS.top_p, nullable: true })
   top_p?: number | null;
 
-  @ApiPropertyOptional({ ...REQUEST_FIELDS.stream, description: 'true returns server-sent events' })
+  @ApiPropertyOptional({ example: false, ...REQUEST_FIELDS.stream, description: 'true returns server-sent events' })
   stream?: boolean;
 
-  @ApiPropertyOptional({ ...REQUEST_FIELDS.user, description: 'End-user identifier, used for rate limiting' })
+  @ApiPropertyOptional({
+    example: 'user-1234',
+    ...REQUEST_FIELDS.user,
+    description: 'End-user identifier, used for rate limiting',
+  })
   user?: string;
 
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: { type: 'string' },
     description: 'Echoed in the answer; not relayed, not stored',
+    example: { order: '1042' },
   })
   metadata?: Record<string, string>;
 
-  @ApiPropertyOptional({ description: 'Accepted; nothing is stored whatever its value', default: false })
+  @ApiPropertyOptional({
+    description: 'Accepted; nothing is stored whatever its value',
+    default: false,
+    example: false,
+  })
   store?: boolean;
 
-  @ApiPropertyOptional({ nullable: true, description: 'Refused (400): nothing is stored to continue from' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: 'Refused (400): nothing is stored to continue from',
+    example: null,
+  })
   previous_response_id?: string | null;
 }
