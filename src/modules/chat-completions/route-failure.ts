@@ -1,6 +1,8 @@
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { BreakerView, FailureKind, kindOfStatus, sharedKind } from 'src/modules/channels/health/breaker-policy';
+import { readJsonBounded } from 'src/modules/chat-completions/upstream/bounded-body';
 import { UpstreamErrorDetails } from 'src/modules/chat-completions/upstream/provider-adapter';
+import { UpstreamBody } from 'src/modules/chat-completions/upstream/upstream-client';
 import {
   sanitizeUpstreamMessage,
   sanitizeUpstreamParam,
@@ -146,4 +148,30 @@ export function upstreamRefusal(
   return status === 413
     ? new ApiError(ErrorKind.PayloadTooLarge, message)
     : ApiError.invalid(message, sanitizeUpstreamParam(details?.param ?? null));
+}
+
+/**
+ * A non-2xx upstream answer, read as far as needed: a failure of this route (the next one is tried),
+ * or, when the request itself is at fault, the client's error thrown with the upstream's words made safe.
+ */
+export async function failedAnswer(
+  route: CatalogRoute,
+  adapter: { errorDetails(body: unknown): UpstreamErrorDetails | null },
+  status: number,
+  body: UpstreamBody,
+): Promise<RouteFailure> {
+  const failed = statusFailure(status);
+  if (failed) {
+    await body.dump();
+    return failed.failure;
+  }
+  const refusal = upstreamRefusal(
+    route,
+    adapter.errorDetails(await readJsonBounded(body, ERROR_BODY_LIMIT_BYTES)),
+    status,
+  );
+  if (refusal instanceof ApiError) {
+    throw refusal;
+  }
+  return refusal;
 }

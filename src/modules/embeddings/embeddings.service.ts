@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { FastifyReply } from 'fastify';
 import { Logger } from 'pino';
-import { ApiError } from 'src/common/errors/api-error';
 import { LOGGER } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
@@ -9,13 +8,7 @@ import { CompletionMeter, MeteredStatus } from 'src/modules/billing/metering.typ
 import { Admitted } from 'src/modules/chat-completions/completion-admission.service';
 import { orderRoutes } from 'src/modules/chat-completions/route-order';
 import { readJsonBounded } from 'src/modules/chat-completions/upstream/bounded-body';
-import {
-  ERROR_BODY_LIMIT_BYTES,
-  finalError,
-  RouteFailure,
-  statusFailure,
-  upstreamRefusal,
-} from 'src/modules/chat-completions/route-failure';
+import { failedAnswer, finalError, RouteFailure } from 'src/modules/chat-completions/route-failure';
 import { UpstreamClient } from 'src/modules/chat-completions/upstream/upstream-client';
 import { EmbeddingAdmission } from 'src/modules/embeddings/embedding-request.validator';
 import { EmbeddingAdapter } from 'src/modules/embeddings/upstream/embedding-adapter';
@@ -68,7 +61,6 @@ export class EmbeddingsService {
       }
       metrics.upstreamLatency.observe({ channel: route.channel.id }, (performance.now() - startedAt) / 1000);
       const { statusCode } = result;
-      const failed = statusFailure(statusCode);
       if (statusCode >= 200 && statusCode < 300) {
         const answer = await readJsonBounded(result.body, this.config.bodyLimitBytes, result.headers['content-length']);
         if (signal.aborted) {
@@ -80,16 +72,8 @@ export class EmbeddingsService {
           return 'completed';
         }
         lastFailure = this.routeFailed(route, { kind: 'abnormal', breaker: true });
-      } else if (failed) {
-        await result.body.dump();
-        lastFailure = this.routeFailed(route, failed.failure);
       } else {
-        const details = adapter.errorDetails(await readJsonBounded(result.body, ERROR_BODY_LIMIT_BYTES));
-        const refusal = upstreamRefusal(route, details, statusCode);
-        if (refusal instanceof ApiError) {
-          throw refusal;
-        }
-        lastFailure = this.routeFailed(route, refusal);
+        lastFailure = this.routeFailed(route, await failedAnswer(route, adapter, statusCode, result.body));
       }
     }
     metrics.embeddings.inc({ model: embedding.model.id, outcome: `failed_${lastFailure.kind}` });

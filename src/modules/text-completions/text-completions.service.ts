@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { FastifyReply } from 'fastify';
 import { Logger } from 'pino';
-import { ApiError } from 'src/common/errors/api-error';
 import { LOGGER } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
@@ -14,13 +13,7 @@ import { relayStream } from 'src/modules/chat-completions/stream-relay';
 import { readJsonBounded } from 'src/modules/chat-completions/upstream/bounded-body';
 import { OpenAiAdapter } from 'src/modules/chat-completions/upstream/openai.adapter';
 import { usageFrom, wireUsage } from 'src/modules/chat-completions/upstream/provider-adapter';
-import {
-  ERROR_BODY_LIMIT_BYTES,
-  finalError,
-  RouteFailure,
-  statusFailure,
-  upstreamRefusal,
-} from 'src/modules/chat-completions/route-failure';
+import { failedAnswer, finalError, RouteFailure } from 'src/modules/chat-completions/route-failure';
 import { UpstreamBody, UpstreamClient } from 'src/modules/chat-completions/upstream/upstream-client';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 import {
@@ -73,7 +66,6 @@ export class TextCompletionsService {
       }
       metrics.upstreamLatency.observe({ channel: route.channel.id }, (performance.now() - startedAt) / 1000);
       const { statusCode } = result;
-      const failed = statusFailure(statusCode);
       if (statusCode >= 200 && statusCode < 300) {
         const status = await this.relay({ admitted, route, reply, startedAt }, result.body, result.headers);
         if (status) {
@@ -81,16 +73,8 @@ export class TextCompletionsService {
           return status;
         }
         lastFailure = this.routeFailed(route, { kind: 'abnormal', breaker: true });
-      } else if (failed) {
-        await result.body.dump();
-        lastFailure = this.routeFailed(route, failed.failure);
       } else {
-        const details = this.errors.errorDetails(await readJsonBounded(result.body, ERROR_BODY_LIMIT_BYTES));
-        const refusal = upstreamRefusal(route, details, statusCode);
-        if (refusal instanceof ApiError) {
-          throw refusal;
-        }
-        lastFailure = this.routeFailed(route, refusal);
+        lastFailure = this.routeFailed(route, await failedAnswer(route, this.errors, statusCode, result.body));
       }
     }
     metrics.textCompletions.inc({ model: completion.model.id, outcome: `failed_${lastFailure.kind}` });
