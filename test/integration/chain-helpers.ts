@@ -12,7 +12,7 @@ import { Erc20Watcher } from 'src/modules/payments/chain/erc20-watcher';
 import { Trc20Watcher } from 'src/modules/payments/chain/trc20-watcher';
 import { UsdtNetwork } from 'src/modules/payments/chain/usdt-network';
 import { PaymentsCoreModule } from 'src/modules/payments/payments.module';
-import { creditForUsdt } from 'src/modules/payments/topup-amounts';
+import { creditForUsdt } from 'src/common/money/topup-amounts';
 import { TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
 import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
 import { DataSource } from 'typeorm';

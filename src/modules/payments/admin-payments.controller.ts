@@ -11,7 +11,7 @@ import { RedemptionBatchCreateDto, RedemptionBatchDto } from 'src/modules/paymen
 import { AdminTopupDto, AdminTopupPageDto, AdminTopupQueryDto } from 'src/modules/payments/dto/topup.dto';
 import { PaymentSettingsService } from 'src/modules/payments/payment-settings.service';
 import { RedemptionsService } from 'src/modules/payments/redemptions.service';
-import { formatRate, parseRate } from 'src/modules/payments/topup-amounts';
+import { formatRate, parseRate } from 'src/common/money/topup-amounts';
 import { TopupsService } from 'src/modules/payments/topups.service';
 
 @ApiTags('admin')

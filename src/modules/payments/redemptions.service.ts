@@ -10,7 +10,7 @@ import { PaymentConfirmation } from 'src/modules/payments/payment-confirmation.s
 import { PaymentThrottle } from 'src/modules/payments/payment-throttle';
 import { RedemptionCodeEntity } from 'src/modules/payments/redemption-code.entity';
 import { hashRedemptionCode, newRedemptionCode, normalizeRedemptionCode } from 'src/modules/payments/redemption-codes';
-import { formatAmount } from 'src/modules/payments/topup-amounts';
+import { formatAmount } from 'src/common/money/topup-amounts';
 import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
 import { DataSource } from 'typeorm';
 

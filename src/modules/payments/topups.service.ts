@@ -22,7 +22,7 @@ import { PaymentSettingsService } from 'src/modules/payments/payment-settings.se
 import { delayUntilPoll } from 'src/modules/payments/poll-schedule';
 import { ProviderUnavailable } from 'src/modules/payments/providers/payment-provider';
 import { paymentOrderOf } from 'src/modules/payments/payment-order';
-import { cnyRangeFor, creditForCny, formatAmount, parseAmount, parseRate } from 'src/modules/payments/topup-amounts';
+import { cnyRangeFor, creditForCny, formatAmount, parseAmount, parseRate } from 'src/common/money/topup-amounts';
 import { TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
 import { NewTopupOrder, TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
 import { PaymentThrottle } from 'src/modules/payments/payment-throttle';

@@ -2,9 +2,15 @@ import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger';
 import { InvalidationBus, InvalidationTopic } from 'src/common/redis/invalidation-bus';
-import { CatalogModel } from 'src/modules/models/catalog.service';
 import { AccountRateLimitEntity, WILDCARD_MODEL } from 'src/modules/rate-limits/account-rate-limit.entity';
 import { RateLimitsRepository } from 'src/modules/rate-limits/rate-limits.repository';
+
+/** A model's default limits; rate-limits reads no more of the catalog, so the catalog may read the limits. */
+export interface ModelDefaults {
+  id: string;
+  rpm: number;
+  tpm: number;
+}
 
 export interface EffectiveLimits {
   rpm: number;
@@ -37,7 +43,8 @@ export class RateLimitPolicy implements OnModuleInit, OnModuleDestroy {
     clearInterval(this.timer);
   }
 
-  limitsFor(accountId: string, model: CatalogModel): EffectiveLimits {
+  /** `model` is what the catalog says of it: its id and default limits (the catalog's model fits). */
+  limitsFor(accountId: string, model: ModelDefaults): EffectiveLimits {
     const own = this.overrides.get(`${accountId}|${model.id}`);
     const wildcard = this.overrides.get(`${accountId}|${WILDCARD_MODEL}`);
     return {

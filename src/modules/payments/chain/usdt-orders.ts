@@ -6,7 +6,7 @@ import { DepositAddressesService } from 'src/modules/payments/chain/deposit-addr
 import { UsdtNetwork } from 'src/modules/payments/chain/usdt-network';
 import { TopupCreateDto } from 'src/modules/payments/dto/topup.dto';
 import { PaymentSettings } from 'src/modules/payments/payment-settings.service';
-import { creditForUsdt, parseAmount } from 'src/modules/payments/topup-amounts';
+import { creditForUsdt, parseAmount } from 'src/common/money/topup-amounts';
 import { NewTopupOrder } from 'src/modules/payments/topup-orders.repository';
 
 /**

@@ -7,7 +7,7 @@ import {
   tronAddressBytes,
   tronAddressOf,
   tronDepositAddress,
-} from 'src/modules/payments/chain/address-derivation';
+} from 'src/common/crypto/address-derivation';
 import { privateKeyToAddress } from 'viem/accounts';
 
 const MNEMONIC = 'test test test test test test test test test test test junk';
