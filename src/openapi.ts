@@ -1,6 +1,7 @@
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ErrorObjectDto, ErrorResponseDto } from 'src/common/openapi/error-response.dto';
+import { AnthropicErrorDto } from 'src/modules/messages/dto/message.dto';
 
 type Operation = OpenAPIObject['paths'][string]['get'] & {};
 type ResponseObject = { description: string; content?: Record<string, unknown> };
@@ -10,6 +11,7 @@ interface SchemaLike {
 }
 
 const ERROR_SCHEMA = { $ref: '#/components/schemas/ErrorResponseDto' };
+const ANTHROPIC_ERROR_SCHEMA = { $ref: '#/components/schemas/AnthropicErrorDto' };
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid request: `param` names the field or parameter',
   401: 'Missing or invalid credentials',
@@ -34,6 +36,16 @@ const PATH_PARAMETERS: Record<string, { format?: string; example: string }> = {
 };
 /** The wallets' notifications answer in the wallets' own shapes, not SPEC's. */
 const OWN_ERROR_SHAPES = ['/webhooks/'];
+/**
+ * The routes marked `@RouteConfig(ANTHROPIC_WIRE)`: every error they answer, even one raised before the
+ * handler, is Anthropic's error body (anthropicError), and overload is its 529 rather than 503.
+ */
+const ANTHROPIC_WIRE_PATHS = ['/v1/messages'];
+const ANTHROPIC_ERROR_DESCRIPTIONS: Record<number, string> = {
+  500: 'api_error: internal or upstream error',
+  502: 'api_error: the upstream could not be reached',
+  529: 'overloaded_error: retry after the retry-after header',
+};
 
 /** Sorts object keys recursively, so the committed openapi.json only changes when the API does. */
 function sortKeys(value: unknown): unknown {
@@ -68,7 +80,7 @@ function errorStatusesOf(path: string, operation: Operation): number[] {
     statuses.push(404);
   }
   if (path.startsWith('/v1/')) {
-    statuses.push(403, 429, 503);
+    statuses.push(403, 429, speaksAnthropic(path) ? 529 : 503);
     if (operation.requestBody) {
       statuses.push(500, 502);
     }
@@ -102,20 +114,30 @@ function describeParameters(document: OpenAPIObject): void {
   }
 }
 
-/** Every error response of SPEC's surfaces carries the error object, declared or added by rule. */
+function speaksAnthropic(path: string): boolean {
+  return ANTHROPIC_WIRE_PATHS.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
+}
+
+/**
+ * Every error response of SPEC's surfaces carries the error object, declared or added by rule; the
+ * Anthropic-wire routes carry Anthropic's error body instead.
+ */
 function addErrorResponses(document: OpenAPIObject): void {
   for (const [path, item] of Object.entries(document.paths)) {
     if (OWN_ERROR_SHAPES.some((prefix) => path.startsWith(prefix))) {
       continue;
     }
+    const anthropic = speaksAnthropic(path);
+    const schema = anthropic ? ANTHROPIC_ERROR_SCHEMA : ERROR_SCHEMA;
     for (const operation of Object.values(item) as Operation[]) {
       const responses = operation.responses as Record<string, ResponseObject>;
       for (const status of errorStatusesOf(path, operation)) {
-        responses[status] ??= { description: ERROR_DESCRIPTIONS[status] };
+        const description = (anthropic && ANTHROPIC_ERROR_DESCRIPTIONS[status]) || ERROR_DESCRIPTIONS[status];
+        responses[status] ??= { description };
       }
       for (const [status, response] of Object.entries(responses)) {
         if (Number(status) >= 400 && !response.content) {
-          response.content = { 'application/json': { schema: ERROR_SCHEMA } };
+          response.content = { 'application/json': { schema } };
         }
       }
     }
@@ -167,7 +189,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const document = SwaggerModule.createDocument(app, config, {
     // The controller method names are the operationIds: unique, readable, and kept once published.
     operationIdFactory: (_controllerKey, methodKey) => methodKey,
-    extraModels: [ErrorObjectDto, ErrorResponseDto],
+    extraModels: [ErrorObjectDto, ErrorResponseDto, AnthropicErrorDto],
   });
   addErrorResponses(document);
   describeDefaults(document);

@@ -33,8 +33,18 @@ export class MessagesController {
   @Post()
   @HttpCode(200)
   @RouteConfig(ANTHROPIC_WIRE)
-  @ApiHeader({ name: 'x-api-key', required: false, description: 'The API key, instead of Authorization: Bearer' })
-  @ApiHeader({ name: 'anthropic-version', required: false, description: 'Accepted, any value; not required' })
+  @ApiHeader({
+    name: 'x-api-key',
+    required: false,
+    description: 'The API key, instead of Authorization: Bearer',
+    schema: { type: 'string', example: 'sk-…' },
+  })
+  @ApiHeader({
+    name: 'anthropic-version',
+    required: false,
+    description: 'Accepted, any value; not required',
+    schema: { type: 'string', example: '2023-06-01' },
+  })
   @ApiBody({ type: MessageRequestDto })
   @ApiOkResponse({
     description:

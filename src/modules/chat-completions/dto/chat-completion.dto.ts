@@ -188,6 +188,7 @@ export class UsageDto {
   @ApiPropertyOptional({
     type: 'object',
     properties: { cached_tokens: { type: 'integer' } },
+    example: { cached_tokens: 0 },
     description:
       "Of prompt_tokens, those the upstream read from its cache (billed at the model's cached price). " +
       'Present when the upstream reports it (OpenAI, Anthropic, Gemini).',
@@ -197,6 +198,7 @@ export class UsageDto {
   @ApiPropertyOptional({
     type: 'object',
     properties: { reasoning_tokens: { type: 'integer' } },
+    example: { reasoning_tokens: 0 },
     description:
       'Of completion_tokens, those spent reasoning (billed as completion tokens). Present when the upstream ' +
       'reports it (OpenAI, Gemini); Anthropic does not count thinking apart.',

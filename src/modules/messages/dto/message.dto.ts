@@ -10,7 +10,7 @@ const CONTENT_BLOCK_SCHEMA = {
 };
 
 export class MessageParamDto {
-  @ApiProperty({ enum: ['user', 'assistant'] })
+  @ApiProperty({ example: 'user', enumName: 'MessageParamRole', enum: ['user', 'assistant'] })
   role: 'user' | 'assistant';
 
   @ApiProperty({ oneOf: [{ type: 'string' }, { type: 'array', items: CONTENT_BLOCK_SCHEMA }] })
@@ -18,13 +18,18 @@ export class MessageParamDto {
 }
 
 export class MessageToolDto {
-  @ApiProperty()
+  @ApiProperty({ example: 'get_weather' })
   name: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ example: 'The weather in a city' })
   description?: string;
 
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'JSON Schema of the input' })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: 'JSON Schema of the input',
+    example: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  })
   input_schema: object;
 }
 
@@ -35,22 +40,25 @@ export class MessageRequestDto {
   @ApiProperty({ type: [MessageParamDto] })
   messages: MessageParamDto[];
 
-  @ApiProperty({ minimum: 1, description: 'Required, as Anthropic requires it' })
+  @ApiProperty({ minimum: 1, description: 'Required, as Anthropic requires it', example: 1024 })
   max_tokens: number;
 
   @ApiPropertyOptional({ oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'object' } }] })
   system?: unknown;
 
-  @ApiPropertyOptional({ type: [String] })
+  @ApiPropertyOptional({ type: [String], example: ['\n\nHuman:'] })
   stop_sequences?: string[];
 
-  @ApiPropertyOptional({ minimum: 0, maximum: 1 })
+  @ApiPropertyOptional({ minimum: 0, maximum: 1, example: 1 })
   temperature?: number;
 
-  @ApiPropertyOptional({ minimum: 0, maximum: 1 })
+  @ApiPropertyOptional({ minimum: 0, maximum: 1, example: 1 })
   top_p?: number;
 
-  @ApiPropertyOptional({ description: 'Accepted and not relayed: no channel type receives it (docs/messages.md)' })
+  @ApiPropertyOptional({
+    description: 'Accepted and not relayed: no channel type receives it (docs/messages.md)',
+    example: 40,
+  })
   top_k?: number;
 
   @ApiPropertyOptional({ type: [MessageToolDto] })
@@ -60,16 +68,18 @@ export class MessageRequestDto {
     type: 'object',
     description: "{type: 'auto' | 'any' | 'none'} or {type: 'tool', name}; disable_parallel_tool_use",
     additionalProperties: true,
+    example: { type: 'auto' },
   })
   tool_choice?: object;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ description: "true returns Anthropic's named server-sent events", example: false })
   stream?: boolean;
 
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: true,
     description: '`user_id` is the end-user the per-user limits count',
+    example: { user_id: 'user-1234' },
   })
   metadata?: object;
 
@@ -77,18 +87,19 @@ export class MessageRequestDto {
     type: 'object',
     additionalProperties: true,
     description: 'Accepted and not relayed: no thinking blocks are returned',
+    example: { type: 'enabled', budget_tokens: 2048 },
   })
   thinking?: object;
 }
 
 export class MessageUsageDto {
-  @ApiProperty()
+  @ApiProperty({ example: 12 })
   input_tokens: number;
 
-  @ApiProperty()
+  @ApiProperty({ example: 9 })
   output_tokens: number;
 
-  @ApiPropertyOptional({ description: 'When the upstream reported cached prompt tokens' })
+  @ApiPropertyOptional({ description: 'When the upstream reported cached prompt tokens', example: 0 })
   cache_read_input_tokens?: number;
 }
 
@@ -96,25 +107,35 @@ export class MessageDto {
   @ApiProperty({ example: 'msg_013Zva2CMHLNnXjNJJKqJ2EF' })
   id: string;
 
-  @ApiProperty({ enum: ['message'] })
+  @ApiProperty({ example: 'message', enumName: 'MessageType', enum: ['message'] })
   type: 'message';
 
-  @ApiProperty({ enum: ['assistant'] })
+  @ApiProperty({ example: 'assistant', enumName: 'AssistantRole', enum: ['assistant'] })
   role: 'assistant';
 
-  @ApiProperty()
+  @ApiProperty({ example: 'claude-sonnet-4' })
   model: string;
 
   @ApiProperty({
     type: 'array',
     items: { type: 'object', description: '`text` {text} or `tool_use` {id, name, input}' },
+    example: [{ type: 'text', text: 'Hello! How can I help you today?' }],
   })
   content: object[];
 
-  @ApiProperty({ enum: ['end_turn', 'max_tokens', 'tool_use', 'refusal'] })
+  @ApiProperty({
+    example: 'end_turn',
+    enumName: 'MessageStopReason',
+    enum: ['end_turn', 'max_tokens', 'tool_use', 'refusal'],
+  })
   stop_reason: string;
 
-  @ApiProperty({ nullable: true, type: String })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'Always null: which stop sequence matched is not known',
+    example: null,
+  })
   stop_sequence: string | null;
 
   @ApiProperty({ type: MessageUsageDto })
@@ -123,6 +144,8 @@ export class MessageDto {
 
 export class MessageStreamEventDto {
   @ApiProperty({
+    enumName: 'MessageStreamEventType',
+    example: 'content_block_delta',
     enum: [
       'message_start',
       'content_block_start',
@@ -139,6 +162,8 @@ export class MessageStreamEventDto {
 
 export class AnthropicErrorDetailDto {
   @ApiProperty({
+    enumName: 'AnthropicErrorType',
+    example: 'invalid_request_error',
     enum: [
       'invalid_request_error',
       'authentication_error',
@@ -152,12 +177,15 @@ export class AnthropicErrorDetailDto {
   })
   type: string;
 
-  @ApiProperty({ description: 'Names the field for invalid requests, e.g. `messages.0.content: …`' })
+  @ApiProperty({
+    description: 'Names the field for invalid requests, e.g. `messages.0.content: …`',
+    example: 'max_tokens: Field required: an integer of at least 1.',
+  })
   message: string;
 }
 
 export class AnthropicErrorDto {
-  @ApiProperty({ enum: ['error'] })
+  @ApiProperty({ example: 'error', enumName: 'AnthropicErrorObject', enum: ['error'] })
   type: 'error';
 
   @ApiProperty({ type: AnthropicErrorDetailDto })

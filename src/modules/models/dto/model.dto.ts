@@ -15,7 +15,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { formatUsd } from 'src/common/money/money';
-import { MONEY_PATTERN } from 'src/common/openapi/money-property';
+import { ApiMoney, MONEY_PATTERN } from 'src/common/openapi/money-property';
 import { MODEL_KINDS, ModelEntity, ModelKind } from 'src/modules/models/model.entity';
 
 // Up to $1,000,000 per million tokens: far above any real price, and no overflow in cost arithmetic.
@@ -47,6 +47,7 @@ export class ModelUpsertDto {
     description:
       'USD per one million prompt tokens the upstream read from its cache (`prompt_tokens_details.cached_tokens`). ' +
       'Absent or null: they cost inputPrice.',
+    type: String,
     example: '1.25',
     pattern: PRICE.source,
     nullable: true,
@@ -59,6 +60,7 @@ export class ModelUpsertDto {
     description:
       "USD per one million prompt tokens the upstream wrote to its cache (Anthropic's cache_creation_input_tokens). " +
       'Absent or null: they cost inputPrice. Admission holds every prompt token at the dearest prompt price.',
+    type: String,
     example: '3.125',
     pattern: PRICE.source,
     nullable: true,
@@ -127,10 +129,10 @@ export class ModelResponseDto {
   @ApiProperty({ pattern: MONEY_PATTERN, example: '10' })
   outputPrice: string;
 
-  @ApiProperty({ type: String, nullable: true, example: '1.25', description: 'null: cached tokens cost inputPrice' })
+  @ApiMoney({ nullable: true, example: '1.25', description: 'null: cached tokens cost inputPrice' })
   cachedInputPrice: string | null;
 
-  @ApiProperty({ type: String, nullable: true, example: null, description: 'null: cache writes cost inputPrice' })
+  @ApiMoney({ nullable: true, example: '3.125', description: 'null: cache writes cost inputPrice' })
   cacheWriteInputPrice: string | null;
 
   @ApiProperty({ example: 16384 })

@@ -37,7 +37,12 @@ export class TextCompletionRequestDto {
   })
   prompt: string | string[] | number[] | number[][];
 
-  @ApiPropertyOptional({ description: 'Text after the completion (insertion); counted as prompt', nullable: true })
+  @ApiPropertyOptional({
+    type: String,
+    description: 'Text after the completion (insertion); counted as prompt',
+    nullable: true,
+    example: 'and that is all.',
+  })
   suffix?: string | null;
 
   @ApiPropertyOptional({
@@ -45,35 +50,46 @@ export class TextCompletionRequestDto {
     minimum: FIELDS.max_tokens.minimum,
     default: FIELDS.max_tokens.default,
     description: "Tokens to generate per choice, at most the model's maximum; always sent upstream (16 when absent)",
+    example: 16,
   })
   max_tokens?: number;
 
-  @ApiPropertyOptional(range(FIELDS.temperature))
+  @ApiPropertyOptional({ ...range(FIELDS.temperature), example: 1 })
   temperature?: number;
 
-  @ApiPropertyOptional(range(FIELDS.top_p))
+  @ApiPropertyOptional({ ...range(FIELDS.top_p), example: 1 })
   top_p?: number;
 
-  @ApiPropertyOptional({ type: 'integer', ...range(FIELDS.n), description: 'Choices per prompt' })
+  @ApiPropertyOptional({ type: 'integer', ...range(FIELDS.n), description: 'Choices per prompt', example: 1 })
   n?: number;
 
   @ApiPropertyOptional({
     type: 'integer',
     ...range(FIELDS.best_of),
     description: 'Candidates generated per prompt, of which the n best are returned; at least n; not with stream',
+    example: 1,
   })
   best_of?: number;
 
-  @ApiPropertyOptional({ default: false, description: 'Server-sent events of `text_completion` chunks' })
+  @ApiPropertyOptional({
+    default: false,
+    description: 'Server-sent events of `text_completion` chunks',
+    example: false,
+  })
   stream?: boolean;
 
   @ApiPropertyOptional({ type: StreamOptionsDto })
   stream_options?: StreamOptionsDto;
 
-  @ApiPropertyOptional({ type: 'integer', ...range(FIELDS.logprobs), description: 'Top log probabilities per token' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    ...range(FIELDS.logprobs),
+    description: 'Top log probabilities per token',
+    example: 2,
+  })
   logprobs?: number;
 
-  @ApiPropertyOptional({ default: false, description: 'Return the prompt before the completion' })
+  @ApiPropertyOptional({ default: false, description: 'Return the prompt before the completion', example: false })
   echo?: boolean;
 
   @ApiPropertyOptional({
@@ -81,10 +97,10 @@ export class TextCompletionRequestDto {
   })
   stop?: string | string[];
 
-  @ApiPropertyOptional(range(FIELDS.presence_penalty))
+  @ApiPropertyOptional({ ...range(FIELDS.presence_penalty), example: 0 })
   presence_penalty?: number;
 
-  @ApiPropertyOptional(range(FIELDS.frequency_penalty))
+  @ApiPropertyOptional({ ...range(FIELDS.frequency_penalty), example: 0 })
   frequency_penalty?: number;
 
   @ApiPropertyOptional({
@@ -92,38 +108,55 @@ export class TextCompletionRequestDto {
     maxProperties: FIELDS.logit_bias.maxProperties,
     additionalProperties: { type: 'number', minimum: FIELDS.logit_bias.minimum, maximum: FIELDS.logit_bias.maximum },
     description: 'Token id (as a string) → bias',
+    example: { '50256': -100 },
   })
   logit_bias?: Record<string, number>;
 
-  @ApiPropertyOptional({ type: 'integer' })
+  @ApiPropertyOptional({ type: 'integer', example: 42 })
   seed?: number;
 
-  @ApiPropertyOptional({ maxLength: FIELDS.user.maxLength, description: 'End-user identifier, for per-user limits' })
+  @ApiPropertyOptional({
+    maxLength: FIELDS.user.maxLength,
+    description: 'End-user identifier, for per-user limits',
+    example: 'user-1234',
+  })
   user?: string;
 }
 
 export class TextCompletionChoiceDto {
-  @ApiProperty()
+  @ApiProperty({ example: ' This is indeed a test.' })
   text: string;
 
-  @ApiProperty({ description: 'prompt index × n + choice index' })
+  @ApiProperty({ description: 'prompt index × n + choice index', example: 0 })
   index: number;
 
-  @ApiProperty({ type: 'object', nullable: true, additionalProperties: true })
+  @ApiProperty({
+    type: 'object',
+    nullable: true,
+    additionalProperties: true,
+    description: 'Set when the request asked for logprobs',
+    example: null,
+  })
   logprobs: Record<string, unknown> | null;
 
-  @ApiProperty({ enum: ['stop', 'length', 'content_filter'], nullable: true })
+  @ApiProperty({
+    enumName: 'TextCompletionFinishReason',
+    enum: ['stop', 'length', 'content_filter'],
+    nullable: true,
+    description: 'null in the chunks of a stream before the last of its choice',
+    example: 'stop',
+  })
   finish_reason: string | null;
 }
 
 export class TextCompletionDto {
-  @ApiProperty({ description: 'The same for every chunk of one stream' })
+  @ApiProperty({ description: 'The same for every chunk of one stream', example: 'cmpl-8n3kq2Xw9vT4pZ' })
   id: string;
 
-  @ApiProperty({ enum: ['text_completion'] })
+  @ApiProperty({ example: 'text_completion', enumName: 'TextCompletionObject', enum: ['text_completion'] })
   object: 'text_completion';
 
-  @ApiProperty()
+  @ApiProperty({ description: 'Unix time in seconds', example: 1763713800 })
   created: number;
 
   @ApiProperty({ description: 'Model ID that served the request', example: 'gpt-3.5-turbo-instruct' })
