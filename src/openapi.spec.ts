@@ -58,7 +58,7 @@ describe('openapi.json', () => {
     expect(untyped).toEqual([]);
   });
 
-  it("should give every error answer a schema, SPEC's error object outside the wallets' webhooks", () => {
+  it("should give every error answer a schema: SPEC's error object, Anthropic's on its own route, the wallets' webhooks apart", () => {
     const errors = operations.flatMap(({ name, path, operation }) =>
       Object.entries(operation.responses)
         .filter(([status]) => Number(status) >= 400)
@@ -66,10 +66,20 @@ describe('openapi.json', () => {
     );
     expect(errors.filter(({ response }) => !response.includes('"content"')).map(({ name }) => name)).toEqual([]);
     // Probes answer in their own shape too.
-    const console = errors.filter(({ path }) => !path.startsWith('/webhooks/') && !path.startsWith('/health/'));
+    // `/v1/messages` answers every error in Anthropic's shape, as its clients parse it.
+    const anthropic = errors.filter(({ path }) => path === '/v1/messages');
+    const console = errors.filter(
+      ({ path }) => !path.startsWith('/webhooks/') && !path.startsWith('/health/') && path !== '/v1/messages',
+    );
     expect(console.length).toBeGreaterThan(50);
     expect(
       console.filter(({ response }) => !response.includes('#/components/schemas/ErrorResponseDto')).map((e) => e.name),
+    ).toEqual([]);
+    expect(anthropic.length).toBeGreaterThan(3);
+    expect(
+      anthropic
+        .filter(({ response }) => !response.includes('#/components/schemas/AnthropicErrorDto'))
+        .map((e) => e.name),
     ).toEqual([]);
   });
 
