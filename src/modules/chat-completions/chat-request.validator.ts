@@ -1,4 +1,5 @@
 import { ApiError } from 'src/common/errors/api-error';
+import { checkStop, checkStreamOptions, isAbsent, isObject, Json } from 'src/modules/chat-completions/request-checks';
 import { isBase64, isBase64DataUri } from 'src/modules/chat-completions/base64-text';
 import {
   ACCEPTED_MESSAGE_ROLES,
@@ -24,17 +25,11 @@ export interface ChatRequest {
   includeUsage: boolean;
 }
 
-type Json = Record<string, unknown>;
-
 const ROLES: ReadonlySet<string> = new Set(ACCEPTED_MESSAGE_ROLES);
 const OFFERED_ROLES = MESSAGE_ROLES.join(', ');
 const PART_TYPES: ReadonlySet<string> = new Set(CONTENT_PART_TYPES);
 const TIERS: ReadonlySet<string> = new Set(SERVICE_TIERS);
 const OFFERED_TIERS = SERVICE_TIERS.map((tier) => `'${tier}'`).join(' or ');
-
-const isObject = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-const isAbsent = (value: unknown) => value === undefined || value === null;
 
 /**
  * Validates a chat-completion body against SPEC 4.1 and 8 and the model catalog. Throws the 400 the
@@ -60,7 +55,7 @@ export function validateChatRequest(body: unknown, findModel: (id: string) => Ca
   const outputCaps = [checkInteger(body, 'max_tokens'), checkInteger(body, 'max_completion_tokens')];
   const stream = checkBoolean(body, 'stream') ?? REQUEST_FIELDS.stream.default;
   const includeUsage = checkStreamOptions(body, stream);
-  checkStop(body.stop);
+  checkStop(body.stop, REQUEST_FIELDS.stop.maxItems);
   checkUser(body.user);
   checkServiceTier(body.service_tier);
 
@@ -292,31 +287,4 @@ function checkBoolean(body: Json, param: RequestFieldOfType<'boolean'>): boolean
     throw ApiError.invalid(`${param} must be a boolean.`, param);
   }
   return value;
-}
-
-function checkStreamOptions(body: Json, stream: boolean): boolean {
-  const options = body.stream_options;
-  if (isAbsent(options)) {
-    return false;
-  }
-  if (!stream) {
-    throw ApiError.invalid("stream_options is only allowed when 'stream' is true.", 'stream_options');
-  }
-  if (!isObject(options)) {
-    throw ApiError.invalid('stream_options must be an object.', 'stream_options');
-  }
-  if (!isAbsent(options.include_usage) && typeof options.include_usage !== 'boolean') {
-    throw ApiError.invalid('stream_options.include_usage must be a boolean.', 'stream_options.include_usage');
-  }
-  return options.include_usage === true;
-}
-
-function checkStop(stop: unknown): void {
-  const { maxItems } = REQUEST_FIELDS.stop;
-  if (isAbsent(stop) || typeof stop === 'string') {
-    return;
-  }
-  if (!Array.isArray(stop) || stop.length > maxItems || !stop.every((sequence) => typeof sequence === 'string')) {
-    throw ApiError.invalid(`stop must be a string or an array of at most ${maxItems} strings.`, 'stop');
-  }
 }

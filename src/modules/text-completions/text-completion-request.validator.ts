@@ -1,4 +1,5 @@
 import { ApiError } from 'src/common/errors/api-error';
+import { checkStop, checkStreamOptions, isAbsent, isObject, Json } from 'src/modules/chat-completions/request-checks';
 import { estimateEmbeddingTokens } from 'src/modules/billing/token-estimator';
 import { ValidatedRequest } from 'src/modules/chat-completions/completion-admission.service';
 import { CatalogModel, CatalogRoute } from 'src/modules/models/catalog.service';
@@ -29,13 +30,9 @@ export interface TextCompletionAdmission extends ValidatedRequest {
   completion: TextCompletionRequest;
 }
 
-type Json = Record<string, unknown>;
 type NumberField = 'temperature' | 'top_p' | 'presence_penalty' | 'frequency_penalty';
 type IntegerField = 'max_tokens' | 'n' | 'best_of' | 'logprobs' | 'seed';
 
-const isObject = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-const isAbsent = (value: unknown) => value === undefined || value === null;
 const PROMPT_SHAPES = 'a string, an array of strings, an array of token ids, or an array of such arrays';
 
 /**
@@ -70,7 +67,7 @@ export function validateTextCompletionRequest(
   if (bestOf !== null) {
     checkBestOf(bestOf, n, stream);
   }
-  checkStop(body.stop);
+  checkStop(body.stop, FIELDS.stop.maxItems);
   checkLogitBias(body.logit_bias);
   checkUser(body.user);
 
@@ -211,33 +208,6 @@ function checkBestOf(bestOf: number, n: number, stream: boolean): void {
       'best_of above n cannot be streamed: its candidates are ranked once all are done.',
       'best_of',
     );
-  }
-}
-
-function checkStreamOptions(body: Json, stream: boolean): boolean {
-  const options = body.stream_options;
-  if (isAbsent(options)) {
-    return false;
-  }
-  if (!stream) {
-    throw ApiError.invalid("stream_options is only allowed when 'stream' is true.", 'stream_options');
-  }
-  if (!isObject(options)) {
-    throw ApiError.invalid('stream_options must be an object.', 'stream_options');
-  }
-  if (!isAbsent(options.include_usage) && typeof options.include_usage !== 'boolean') {
-    throw ApiError.invalid('stream_options.include_usage must be a boolean.', 'stream_options.include_usage');
-  }
-  return options.include_usage === true;
-}
-
-function checkStop(stop: unknown): void {
-  const { maxItems } = FIELDS.stop;
-  if (isAbsent(stop) || typeof stop === 'string') {
-    return;
-  }
-  if (!Array.isArray(stop) || stop.length > maxItems || !stop.every((sequence) => typeof sequence === 'string')) {
-    throw ApiError.invalid(`stop must be a string or an array of at most ${maxItems} strings.`, 'stop');
   }
 }
 
