@@ -124,7 +124,7 @@ export function thinkingOf(body: Json, maxTokens: number): Json | null {
   }
   if (maxTokens <= budget) {
     throw ApiError.invalid(
-      `reasoning_effort '${effort}' gives Claude ${budget} thinking tokens, which must be fewer than max_tokens ` +
+      `reasoning_effort '${String(effort)}' gives Claude ${budget} thinking tokens, which must be fewer than max_tokens ` +
         `(${maxTokens}, thinking included): raise max_tokens or lower reasoning_effort.`,
       'reasoning_effort',
     );
