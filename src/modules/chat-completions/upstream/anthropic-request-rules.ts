@@ -117,14 +117,14 @@ export function thinkingOf(body: Json, maxTokens: number): Json | null {
   if (!isSet(effort) || effort === 'none') {
     return null;
   }
-  const budget = typeof effort === 'string' ? THINKING_BUDGETS[effort] : undefined;
-  if (budget === undefined) {
+  if (typeof effort !== 'string' || !Object.hasOwn(THINKING_BUDGETS, effort)) {
     const offered = Object.keys(THINKING_BUDGETS).join(', ');
     throw ApiError.invalid(`reasoning_effort must be one of: none, ${offered}.`, 'reasoning_effort');
   }
+  const budget = THINKING_BUDGETS[effort];
   if (maxTokens <= budget) {
     throw ApiError.invalid(
-      `reasoning_effort '${String(effort)}' gives Claude ${budget} thinking tokens, which must be fewer than max_tokens ` +
+      `reasoning_effort '${effort}' gives Claude ${budget} thinking tokens, which must be fewer than max_tokens ` +
         `(${maxTokens}, thinking included): raise max_tokens or lower reasoning_effort.`,
       'reasoning_effort',
     );
