@@ -43,35 +43,11 @@ export class AnthropicAdapter extends wire.TranslatingAdapter {
       max_tokens: maxTokens,
       messages: mergeTurns(messages.map((message, i) => toAnthropicMessage(message, `messages[${i}]`))),
       stream: chat.stream,
+      ...(system ? { system } : {}),
+      ...(thinking ? { thinking } : {}),
+      ...(output && 'format' in output ? { output_config: { format: output.format } } : {}),
+      ...samplingAndTools(body),
     };
-    if (system) {
-      request.system = system;
-    }
-    if (thinking) {
-      request.thinking = thinking;
-    }
-    if (output && 'format' in output) {
-      request.output_config = { format: output.format };
-    }
-    // Anthropic's temperature runs 0..1; ours (OpenAI's) 0..2.
-    if (typeof body.temperature === 'number') {
-      request.temperature = Math.min(body.temperature, 1);
-    }
-    if (typeof body.top_p === 'number') {
-      request.top_p = body.top_p;
-    }
-    const stop = wire.stopSequences(body.stop);
-    if (stop) {
-      request.stop_sequences = stop;
-    }
-    if (typeof body.user === 'string') {
-      request.metadata = { user_id: body.user };
-    }
-    const tools = toolsOf(body.tools);
-    if (tools.length > 0) {
-      request.tools = tools;
-      request.tool_choice = toolChoiceOf(body);
-    }
     return {
       path: '/messages',
       headers: {
@@ -113,6 +89,31 @@ export class AnthropicAdapter extends wire.TranslatingAdapter {
   streamTranslator(_route: CatalogRoute, chat: ChatRequest): wire.TranslatingStreamTranslator {
     return new AnthropicStreamTranslator(chat.model.id, chat.includeUsage);
   }
+}
+
+/** The sampling settings, stop sequences, end user and tools, each only when the client set it. */
+function samplingAndTools(body: wire.Json): wire.Json {
+  const fields: wire.Json = {};
+  // Anthropic's temperature runs 0..1; ours (OpenAI's) 0..2.
+  if (typeof body.temperature === 'number') {
+    fields.temperature = Math.min(body.temperature, 1);
+  }
+  if (typeof body.top_p === 'number') {
+    fields.top_p = body.top_p;
+  }
+  const stop = wire.stopSequences(body.stop);
+  if (stop) {
+    fields.stop_sequences = stop;
+  }
+  if (typeof body.user === 'string') {
+    fields.metadata = { user_id: body.user };
+  }
+  const tools = toolsOf(body.tools);
+  if (tools.length > 0) {
+    fields.tools = tools;
+    fields.tool_choice = toolChoiceOf(body);
+  }
+  return fields;
 }
 
 function toAnthropicMessage(message: wire.Message, at: string): { role: 'user' | 'assistant'; content: wire.Json[] } {
