@@ -251,6 +251,7 @@ export function respondAnthropicBlocks(
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   const start = { ...message, content: [], stop_reason: null, stop_sequence: null };
   res.write(event('message_start', { message: { ...start, usage: { ...reply.inputUsage, output_tokens: 1 } } }));
+  res.write(event('ping', {}));
   answer.blocks.forEach((block, index) => {
     res.write(event('content_block_start', { index, content_block: startBlock(block) }));
     for (const delta of deltas(block)) {

@@ -219,5 +219,19 @@ describe(AnthropicAdapter.name, () => {
       });
       expect(translator.finished()).toBe(true);
     });
+
+    it('should count thinking received before a cut as delivered, though it is never shown', () => {
+      const translator = sut.streamTranslator(route, chatOf({ stream: true }));
+      const events = [
+        { type: 'message_start', message: { id: 'msg_4', usage: { input_tokens: 10, output_tokens: 1 } } },
+        { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } },
+        { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'one two three four' } },
+      ];
+      const shown = events.flatMap((data) => translator.translate(event(data)));
+      expect(chunksOf(shown).map((chunk) => chunk.choices[0].delta)).toEqual([{ role: 'assistant', content: '' }]);
+      expect(translator.deliveredTokens()).toBeGreaterThanOrEqual(4);
+      expect(translator.usage()).toBeNull();
+      expect(translator.finished()).toBe(false);
+    });
   });
 });
