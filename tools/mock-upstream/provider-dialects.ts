@@ -1,5 +1,10 @@
 import { ServerResponse } from 'node:http';
 import { respondGeminiEmbeddings } from 'tools/mock-upstream/mock-embeddings';
+import {
+  anthropicRefusal,
+  respondAnthropicBlocks,
+  wantsAnthropicBlocks,
+} from 'tools/mock-upstream/mock-anthropic-blocks';
 import { MockUsageDetails } from 'tools/mock-upstream/mock-usage-details';
 
 /**
@@ -90,6 +95,14 @@ export function respondInDialect(
     const system = textOfParts(body.system);
     const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : undefined;
     const result = replyFor(reply, maxTokens, Array.isArray(body.messages) ? body.messages : [], system);
+    if (wantsAnthropicBlocks(body) || anthropicRefusal(body)) {
+      const input = {
+        text: reply.text,
+        inputUsage: anthropicInput(result),
+        extraThinkingTokens: result.details.reasoning,
+      };
+      return respondAnthropicBlocks(res, body, input, sequence);
+    }
     return body.stream === true
       ? anthropicStream(res, result, sequence, body)
       : anthropicMessage(res, result, sequence, body);

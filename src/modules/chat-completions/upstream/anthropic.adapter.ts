@@ -1,6 +1,13 @@
 import { TokenUsage } from 'src/modules/billing/metering.types';
 import { ApiError } from 'src/common/errors/api-error';
 import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
+import {
+  checkMessageContent,
+  outputFormatOf,
+  refuseUnsupported,
+  thinkingOf,
+  toolChoiceOf,
+} from 'src/modules/chat-completions/upstream/anthropic-request-rules';
 import { countIn, isRecord, UpstreamRequest } from 'src/modules/chat-completions/upstream/provider-adapter';
 import * as wire from 'src/modules/chat-completions/upstream/translation';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
@@ -20,38 +27,27 @@ export class AnthropicAdapter extends wire.TranslatingAdapter {
     if (chat.n > 1) {
       throw ApiError.invalid(`n > 1 is not supported by the model '${chat.model.id}'.`, 'n');
     }
+    refuseUnsupported(body);
+    checkMessageContent(body.messages);
+    // What the hold covers: thinking counts in it, and it is never raised.
+    const maxTokens = chat.maxTokens ?? chat.model.maxOutputTokens;
+    const thinking = thinkingOf(body, maxTokens);
+    const output = outputFormatOf(body);
     const messages = (body.messages as wire.Message[]).filter((m) => m.role !== 'system' && m.role !== 'developer');
     const system = systemOf(
       (body.messages as wire.Message[]).filter((m) => m.role === 'system' || m.role === 'developer'),
+      output && 'instruction' in output ? output.instruction : undefined,
     );
     const request: wire.Json = {
       model: route.upstreamModel,
-      max_tokens: chat.maxTokens ?? chat.model.maxOutputTokens,
+      max_tokens: maxTokens,
       messages: mergeTurns(messages.map((message, i) => toAnthropicMessage(message, `messages[${i}]`))),
       stream: chat.stream,
+      ...(system ? { system } : {}),
+      ...(thinking ? { thinking } : {}),
+      ...(output && 'format' in output ? { output_config: { format: output.format } } : {}),
+      ...samplingAndTools(body),
     };
-    if (system) {
-      request.system = system;
-    }
-    // Anthropic's temperature runs 0..1; ours (OpenAI's) 0..2.
-    if (typeof body.temperature === 'number') {
-      request.temperature = Math.min(body.temperature, 1);
-    }
-    if (typeof body.top_p === 'number') {
-      request.top_p = body.top_p;
-    }
-    const stop = wire.stopSequences(body.stop);
-    if (stop) {
-      request.stop_sequences = stop;
-    }
-    if (typeof body.user === 'string') {
-      request.metadata = { user_id: body.user };
-    }
-    const tools = toolsOf(body.tools);
-    if (tools.length > 0 && body.tool_choice !== 'none') {
-      request.tools = tools;
-      request.tool_choice = toolChoice(body.tool_choice);
-    }
     return {
       path: '/messages',
       headers: {
@@ -93,6 +89,31 @@ export class AnthropicAdapter extends wire.TranslatingAdapter {
   streamTranslator(_route: CatalogRoute, chat: ChatRequest): wire.TranslatingStreamTranslator {
     return new AnthropicStreamTranslator(chat.model.id, chat.includeUsage);
   }
+}
+
+/** The sampling settings, stop sequences, end user and tools, each only when the client set it. */
+function samplingAndTools(body: wire.Json): wire.Json {
+  const fields: wire.Json = {};
+  // Anthropic's temperature runs 0..1; ours (OpenAI's) 0..2.
+  if (typeof body.temperature === 'number') {
+    fields.temperature = Math.min(body.temperature, 1);
+  }
+  if (typeof body.top_p === 'number') {
+    fields.top_p = body.top_p;
+  }
+  const stop = wire.stopSequences(body.stop);
+  if (stop) {
+    fields.stop_sequences = stop;
+  }
+  if (typeof body.user === 'string') {
+    fields.metadata = { user_id: body.user };
+  }
+  const tools = toolsOf(body.tools);
+  if (tools.length > 0) {
+    fields.tools = tools;
+    fields.tool_choice = toolChoiceOf(body);
+  }
+  return fields;
 }
 
 function toAnthropicMessage(message: wire.Message, at: string): { role: 'user' | 'assistant'; content: wire.Json[] } {
@@ -137,15 +158,23 @@ function markLast(blocks: wire.Json[], message: wire.Message): void {
   }
 }
 
-/** The system prompt: one string, or text blocks when a breakpoint must stay on one of them. */
-function systemOf(messages: wire.Message[]): string | wire.Json[] {
+/**
+ * The system prompt: one string, or text blocks when a breakpoint must stay on one of them. The
+ * gateway's own instruction (a JSON answer) comes last, after every breakpoint, so the client's
+ * cached prefix stays the same.
+ */
+function systemOf(messages: wire.Message[], instruction?: string): string | wire.Json[] {
   const blocks = messages.flatMap((message) => {
     const text = wire.partsOf(message.content).flatMap((part) => (part.kind === 'text' ? [part] : []));
     const mapped = text.map((part) => withCacheControl({ type: 'text', text: part.text }, part));
     markLast(mapped, message);
     return mapped;
   });
-  return blocks.some((b) => b.cache_control) ? blocks : messages.map((m) => wire.textOf(m.content)).join('\n\n');
+  if (blocks.some((b) => b.cache_control)) {
+    return instruction ? [...blocks, { type: 'text', text: instruction }] : blocks;
+  }
+  const texts = messages.map((m) => wire.textOf(m.content));
+  return [...texts, ...(instruction ? [instruction] : [])].join('\n\n');
 }
 
 function toolsOf(tools: unknown): wire.Json[] {
@@ -175,22 +204,13 @@ function mergeTurns(messages: { role: 'user' | 'assistant'; content: wire.Json[]
   return merged;
 }
 
-function toolChoice(choice: unknown): wire.Json {
-  if (choice === 'required') {
-    return { type: 'any' };
-  }
-  if (isRecord(choice) && isRecord(choice.function) && typeof choice.function.name === 'string') {
-    return { type: 'tool', name: choice.function.name };
-  }
-  return { type: 'auto' };
-}
-
 const finishReason = (reason: unknown) => FINISH_REASONS[String(reason)] ?? 'stop';
 
 /**
  * Anthropic's input_tokens leave out what the cache served or stored; OpenAI's prompt_tokens count
  * them, so ours do too: cached_tokens are the cache reads, and the cache writes are kept for pricing.
- * Thinking tokens are in output_tokens and not told apart: reasoning tokens stay unknown.
+ * Thinking tokens are in output_tokens; they are reasoning tokens when Anthropic counts them apart
+ * (`output_tokens_details.thinking_tokens`), and unknown otherwise.
  */
 function usageOf(usage: unknown): TokenUsage | null {
   if (!isRecord(usage) || typeof usage.input_tokens !== 'number' || typeof usage.output_tokens !== 'number') {
@@ -198,13 +218,20 @@ function usageOf(usage: unknown): TokenUsage | null {
   }
   const cachedTokens = countIn(usage, 'cache_read_input_tokens') ?? 0;
   const cacheWriteTokens = countIn(usage, 'cache_creation_input_tokens') ?? 0;
-  return {
+  const counted: TokenUsage = {
     promptTokens: usage.input_tokens + cachedTokens + cacheWriteTokens,
     completionTokens: usage.output_tokens,
     cachedTokens,
     cacheWriteTokens,
   };
+  const reasoningTokens = thinkingTokensOf(usage);
+  if (reasoningTokens !== undefined) {
+    counted.reasoningTokens = Math.min(reasoningTokens, usage.output_tokens);
+  }
+  return counted;
 }
+
+const thinkingTokensOf = (usage: wire.Json) => countIn(usage.output_tokens_details, 'thinking_tokens');
 
 /** Anthropic's event stream (message_start, content_block_*, message_delta, message_stop) as our chunks. */
 class AnthropicStreamTranslator extends wire.TranslatingStreamTranslator {
@@ -212,6 +239,7 @@ class AnthropicStreamTranslator extends wire.TranslatingStreamTranslator {
   private prompt: TokenUsage | null = null;
   /** Anthropic reports output tokens in message_delta; until then usage is unknown (an aborted stream is counted). */
   private completionTokens: number | null = null;
+  private reasoningTokens: number | undefined;
   private readonly toolIndexByBlock = new Map<number, number>();
 
   protected translatePayload(payload: wire.Json): string[] {
@@ -259,7 +287,13 @@ class AnthropicStreamTranslator extends wire.TranslatingStreamTranslator {
       this.delivered.add(delta.text);
       return [this.chunk({ delta: { content: delta.text }, finish_reason: null })];
     }
-    if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
+    if (delta.type === 'thinking_delta' && typeof delta.thinking === 'string') {
+      // Never shown, but billed as output by Anthropic: a stream cut before its usage still counts it.
+      this.delivered.add(delta.thinking);
+      return [];
+    }
+    // Anthropic opens each tool input with an empty piece: nothing to relay.
+    if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string' && delta.partial_json !== '') {
       this.delivered.add(delta.partial_json);
       const call = {
         index: this.toolIndexByBlock.get(Number(payload.index)) ?? 0,
@@ -273,6 +307,7 @@ class AnthropicStreamTranslator extends wire.TranslatingStreamTranslator {
   private finish(payload: wire.Json): string[] {
     if (isRecord(payload.usage) && typeof payload.usage.output_tokens === 'number') {
       this.completionTokens = payload.usage.output_tokens;
+      this.reasoningTokens = thinkingTokensOf(payload.usage);
     }
     const reason = isRecord(payload.delta) ? payload.delta.stop_reason : undefined;
     return [this.chunk({ delta: {}, finish_reason: finishReason(reason) })];
@@ -282,6 +317,10 @@ class AnthropicStreamTranslator extends wire.TranslatingStreamTranslator {
     if (this.prompt === null || this.completionTokens === null) {
       return null;
     }
-    return { ...this.prompt, completionTokens: this.completionTokens };
+    const usage: TokenUsage = { ...this.prompt, completionTokens: this.completionTokens };
+    if (this.reasoningTokens !== undefined) {
+      usage.reasoningTokens = Math.min(this.reasoningTokens, this.completionTokens);
+    }
+    return usage;
   }
 }
