@@ -74,6 +74,8 @@ export interface AppConfig {
   holdSweepAgeMs: number;
   /** The worker's /metrics and /health port; null: the worker serves no HTTP. */
   workerMetricsPort: number | null;
+  /** Months of usage_records detail the worker keeps before dropping a month's partition; null: forever. */
+  usageDetailRetentionMonths: number | null;
   /** Wallets, their keys and how pending orders are polled (payments-config.ts). */
   payments: PaymentsConfig;
 }
@@ -181,6 +183,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     apiKeyMissesPerIpPerMinute: dto.API_KEY_MISSES_PER_IP ?? 30,
     holdSweepAgeMs,
     workerMetricsPort: dto.WORKER_METRICS_PORT ?? null,
+    usageDetailRetentionMonths: dto.USAGE_DETAIL_RETENTION_MONTHS ?? null,
     payments: paymentsConfigOf(dto),
   };
 }

@@ -243,6 +243,14 @@ export class EnvDto {
   @Max(65535)
   WORKER_METRICS_PORT?: number;
 
+  /** Months of usage_records detail the worker keeps (unset: forever); rollups and the ledger are always kept. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1200)
+  USAGE_DETAIL_RETENTION_MONTHS?: number;
+
   @IsOptional()
   @Matches(/^https?:\/\/[^\s]+$/, { message: 'must be the http(s) URL the API is reached at' })
   PUBLIC_BASE_URL?: string;

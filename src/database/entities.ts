@@ -4,6 +4,7 @@ import { UsageRecordEntity } from 'src/modules/billing/usage-record.entity';
 import { ApiKeyEntity } from 'src/modules/api-keys/api-key.entity';
 import { ChannelEntity } from 'src/modules/channels/channel.entity';
 import { LedgerEntryEntity } from 'src/modules/ledger/ledger-entry.entity';
+import { LedgerReferenceEntity } from 'src/modules/ledger/ledger-reference.entity';
 import { ModelRouteEntity } from 'src/modules/models/model-route.entity';
 import { ModelEntity } from 'src/modules/models/model.entity';
 import { ChainCursorEntity } from 'src/modules/payments/chain/chain-cursor.entity';
@@ -17,6 +18,7 @@ import { AccountRateLimitEntity } from 'src/modules/rate-limits/account-rate-lim
 export const entities = [
   AccountEntity,
   LedgerEntryEntity,
+  LedgerReferenceEntity,
   ApiKeyEntity,
   ChannelEntity,
   ModelEntity,

@@ -22,7 +22,8 @@ function payload(accountId: string, nanos: bigint, overrides: Partial<SettleComp
     usageSource: 'upstream',
     status: 'completed',
     upstreamLatencyMs: 12,
-    createdAt: '2026-03-04T05:06:07.000Z',
+    // A request received now: its month's partition exists (the migration creates this month's and two ahead).
+    createdAt: new Date().toISOString(),
     ...overrides,
   } satisfies SettleCompletionPayload;
 }

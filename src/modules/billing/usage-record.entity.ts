@@ -4,15 +4,22 @@ import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
 export const USAGE_STATUSES = ['completed', 'client_aborted', 'upstream_broken'] as const;
 export type UsageStatus = (typeof USAGE_STATUSES)[number];
 
-/** One billed completion. Counts and money only: request and response content is never stored. */
+/**
+ * One billed completion. Counts and money only: request and response content is never stored.
+ * Partitioned by month of created_at (migration PartitionBooks, docs/billing.md "Partitioned books").
+ */
 @Entity('usage_records')
 @Check('usage_records_status_check', `"status" IN ('completed', 'client_aborted', 'upstream_broken')`)
 @Index('usage_records_account_created_idx', ['accountId', 'createdAt', 'requestId'])
 @Index('usage_records_account_model_created_idx', ['accountId', 'modelId', 'createdAt'])
 @Index('usage_records_account_key_created_idx', ['accountId', 'keyId', 'createdAt'])
 export class UsageRecordEntity {
-  /** The x-request-id of the completion; the primary key makes settlement idempotent. */
-  @PrimaryColumn({ name: 'request_id', type: 'text' })
+  /**
+   * The x-request-id of the completion; the primary key makes settlement idempotent. It includes
+   * created_at because the table is partitioned by it; created_at is fixed per request id (the API's
+   * receipt time, carried unchanged through retries), so the pair is unique exactly when the id is.
+   */
+  @PrimaryColumn({ name: 'request_id', type: 'text', primaryKeyConstraintName: 'usage_records_pkey' })
   requestId: string;
 
   @Column({ name: 'account_id', type: 'uuid' })
@@ -63,7 +70,7 @@ export class UsageRecordEntity {
   @Column({ name: 'upstream_latency_ms', type: 'integer' })
   upstreamLatencyMs: number;
 
-  /** When the request was made (not when it settled). */
-  @Column({ name: 'created_at', type: 'timestamptz' })
+  /** When the request was made (not when it settled); the partition key. */
+  @PrimaryColumn({ name: 'created_at', type: 'timestamptz', primaryKeyConstraintName: 'usage_records_pkey' })
   createdAt: Date;
 }

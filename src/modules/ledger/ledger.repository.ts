@@ -54,10 +54,12 @@ export type RefusedPosting = Extract<
 // the account's lowest running balance over its entries, checked by the UPDATE against the row as
 // it is once any concurrent writer's lock is released. An account whose entries would break it is
 // left out whole (its postings come back refused); the others apply.
-// - An entry already written for its (kind, reference) is left out (a replay). The lookup is a
-//   lateral one so that it probes the unique index per posting: as a plain EXISTS the planner may
-//   hash the whole ledger instead. Two writers racing with the same posting both pass that check;
-//   the index then fails the later statement.
+// - An entry already written for its (kind, reference) is left out (a replay). That is kept by
+//   ledger_references, not by ledger_entries: the ledger is partitioned by month, and a unique index
+//   there could only hold per partition. The lookup is a lateral one so that it probes the guard's
+//   primary key per posting: as a plain EXISTS the planner may hash the whole guard instead. Two
+//   writers racing with the same posting both pass that check; the guard's primary key then fails
+//   the later statement, entries and all.
 // - balance_after is the balance after each entry, in the order given; the version moves by one per
 //   entry, as the Redis snapshot compares versions. seq and created_at (clock time plus the entry's
 //   position) follow that order.
@@ -71,7 +73,7 @@ const POST_MANY_SQL = `
     FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::text[], $5::text[]) WITH ORDINALITY
       AS t(account_id, kind, amount, reference, description, ord)
     LEFT JOIN LATERAL (
-      SELECT true AS written FROM ledger_entries e WHERE e.kind = t.kind AND e.reference = t.reference LIMIT 1
+      SELECT true AS written FROM ledger_references r WHERE r.kind = t.kind AND r.reference = t.reference LIMIT 1
     ) w ON true
   ),
   input AS (
@@ -87,6 +89,10 @@ const POST_MANY_SQL = `
     FROM totals t
     WHERE a.id = t.account_id AND a.balance + t.lowest >= 0
     RETURNING a.id, a.balance, a.balance_version, t.delta
+  ),
+  guarded AS (
+    INSERT INTO ledger_references (kind, reference)
+    SELECT i.kind, i.reference FROM input i JOIN updated u ON u.id = i.account_id
   ),
   inserted AS (
     INSERT INTO ledger_entries (account_id, kind, amount, balance_after, reference, description, created_at)
@@ -132,7 +138,7 @@ export class LedgerRepository {
 
   /**
    * Applies postings in the order given, in one statement (POST_MANY_SQL). A batch must not repeat
-   * a (kind, reference): the unique index refuses it. Throws when a balance would not fit in its column.
+   * a (kind, reference): ledger_references' primary key refuses it. Throws when a balance would not fit in its column.
    */
   async postMany(manager: EntityManager, postings: LedgerPosting[]): Promise<PostedBatch> {
     const balances = new Map<string, BalanceSnapshot>();
