@@ -29,8 +29,9 @@ export class PartitionMaintenanceService implements OnApplicationBootstrap, OnAp
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
-    await this.runLogged();
+  /** Not awaited: the worker starts settling at once (the months it needs exist ahead); a slow or failed run only logs. */
+  onApplicationBootstrap(): void {
+    void this.runLogged();
     this.timer = setInterval(() => void this.runLogged(), MAINTENANCE_INTERVAL_MS);
     this.timer.unref();
   }
