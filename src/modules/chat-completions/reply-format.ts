@@ -1,4 +1,7 @@
 import { ErrorBody } from 'src/common/errors/api-error';
+import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
+import { PassThrough } from 'src/modules/chat-completions/pass-through';
+import { CatalogRoute } from 'src/modules/models/catalog.service';
 
 /**
  * How a relayed answer reaches the client. The relay always produces chat completions (a
@@ -11,6 +14,12 @@ export interface ReplyFormat {
   answer(completion: Record<string, unknown>): unknown;
   /** A writer for one stream. */
   streamWriter(): StreamWriter;
+  /**
+   * For a format whose client speaks a provider's own API: on a route to a channel of that provider,
+   * the request and answer that pass through untranslated (`answer`/`streamWriter` are then unused).
+   * Null on other routes, which are translated; asked per route, so one model's routes may mix both.
+   */
+  passThrough?(route: CatalogRoute, chat: ChatRequest): PassThrough | null;
 }
 
 /** Turns the chat chunk events of one stream into the text the client receives. */

@@ -1,4 +1,5 @@
 import { ApiError } from 'src/common/errors/api-error';
+import { estimatePromptTokens } from 'src/modules/billing/token-estimator';
 
 type Json = Record<string, unknown>;
 
@@ -7,9 +8,10 @@ const isObject = (value: unknown): value is Json =>
 const isAbsent = (value: unknown) => value === undefined || value === null;
 
 /**
- * Anthropic fields with no chat counterpart: accepted and not relayed (docs/messages.md says why).
- * `top_k` has no place in the internal chat body, so no channel type receives it; `thinking` asks
- * for reasoning blocks the chat answer cannot carry back; `service_tier` is the provider's business.
+ * Anthropic fields with no chat counterpart: left out of the chat body (docs/messages.md says why), so
+ * only an Anthropic channel, which gets the client's body as it came, receives them. `top_k` has no
+ * place in chat; `thinking` asks for reasoning blocks a chat answer cannot carry back; `service_tier`
+ * is the provider's business.
  */
 const DROPPED_FIELDS = new Set(['top_k', 'thinking', 'service_tier']);
 /** Chat-completions names a Messages body must not carry: the translation writes them. */
@@ -409,4 +411,22 @@ function toolChoiceOf(choice: unknown, hasTools: boolean): Json {
     out.parallel_tool_calls = false;
   }
   return out;
+}
+
+/**
+ * The prompt tokens of the earlier turns' thinking blocks (a body `translateMessagesRequest` accepted):
+ * the chat body drops them, an Anthropic channel receives them. 0 when there are none.
+ */
+export function replayedThinkingTokens(body: Json): number {
+  let text = '';
+  for (const message of body.messages as Json[]) {
+    if (message.role !== 'assistant' || !Array.isArray(message.content)) {
+      continue;
+    }
+    for (const block of message.content as Json[]) {
+      const value = block.type === 'thinking' ? block.thinking : block.type === 'redacted_thinking' ? block.data : '';
+      text += typeof value === 'string' ? `${value}\n` : '';
+    }
+  }
+  return text === '' ? 0 : estimatePromptTokens([{ role: 'assistant', content: text }]);
 }

@@ -192,7 +192,7 @@ const finishReason = (reason: unknown) => FINISH_REASONS[String(reason)] ?? 'sto
  * them, so ours do too: cached_tokens are the cache reads, and the cache writes are kept for pricing.
  * Thinking tokens are in output_tokens and not told apart: reasoning tokens stay unknown.
  */
-function usageOf(usage: unknown): TokenUsage | null {
+export function usageOf(usage: unknown): TokenUsage | null {
   if (!isRecord(usage) || typeof usage.input_tokens !== 'number' || typeof usage.output_tokens !== 'number') {
     return null;
   }
