@@ -245,6 +245,68 @@ describe('Messages passed through to Anthropic channels', () => {
     });
   });
 
+  it('should relay Anthropic’s own error event once, and bill what was delivered before it', async () => {
+    const customer = await gateway.newCustomer({ balance: '10' });
+    const input = 'Tell me a story';
+
+    const response = await gateway.call('POST', '/v1/messages', {
+      token: customer.key,
+      body: {
+        model: claude,
+        max_tokens: 200,
+        messages: [{ role: 'user', content: input }],
+        stream: true,
+        mock: { error_after: 3 },
+      },
+    });
+
+    expect(response.status).toBe(200);
+    const events = sseEvents(response.text);
+    expect(events.filter((event) => event.event === 'error')).toEqual([
+      { event: 'error', data: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } },
+    ]);
+    expect(events.at(-1)!.event).toBe('error');
+    const delivered = mockPieces().slice(0, 3);
+    const bill = await onlyBill(customer);
+    expect(bill).toMatchObject({
+      promptTokens: estimatePromptTokens([{ role: 'user', content: input }]),
+      completionTokens: countCompletionTokens(delivered.join('')),
+    });
+  });
+
+  it('should pipe each event as it arrives rather than the stream whole', async () => {
+    const customer = await gateway.newCustomer({ balance: '10' });
+    const delayMs = 100;
+
+    const response = await fetch(`${gateway.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': customer.key },
+      body: JSON.stringify({
+        model: claude,
+        max_tokens: 200,
+        messages: [{ role: 'user', content: 'Hi' }],
+        stream: true,
+        mock: { event_delay_ms: delayMs },
+      }),
+    });
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    let firstAt: number | null = null;
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      firstAt ??= Date.now();
+      text += decoder.decode(read.value, { stream: true });
+    }
+    const endedAt = Date.now();
+
+    const events = sseEvents(text);
+    expect(events[0].event).toBe('message_start');
+    expect(events.at(-1)!.event).toBe('message_stop');
+    // The first event reached the client while the upstream was still pausing between the others.
+    expect(endedAt - firstAt!).toBeGreaterThanOrEqual(((events.length - 1) * delayMs) / 2);
+    await onlyBill(customer);
+  });
+
   it('should fail over from a failing Anthropic route to an OpenAI one, which gets the translated request', async () => {
     const customer = await gateway.newCustomer({ balance: '10' });
     const before = gateway.mock.requests.length;

@@ -5,8 +5,10 @@ import { anthropicInput, DialectReply } from 'tools/mock-upstream/provider-diale
  * The mock's answers to Anthropic clients whose requests pass through the gateway untranslated: only
  * such a request can carry the `mock` field to the Anthropic dialect (a translated one never does), so
  * its switches select this: `mock.thinking` (a thinking block before the text, its words streamed as
- * `thinking_delta`s and billed as output) and `mock.break_after` (the stream is cut after that many
- * deltas). The request itself is recorded as every request is (`MockUpstream.requests`).
+ * `thinking_delta`s and billed as output), `mock.break_after` (the stream is cut after that many
+ * deltas), `mock.error_after` (after that many deltas Anthropic's own `error` event ends the stream)
+ * and `mock.event_delay_ms` (a pause between events). The request itself is recorded as every request
+ * is (`MockUpstream.requests`).
  */
 type Json = Record<string, unknown>;
 
@@ -38,7 +40,8 @@ export function respondAnthropicNative(res: ServerResponse, r: DialectReply, seq
     return;
   }
   const events: string[] = [];
-  const breakAfter = typeof mock.break_after === 'number' ? mock.break_after : Infinity;
+  const stopAfter = [mock.break_after, mock.error_after].find((n): n is number => typeof n === 'number');
+  const breakAfter = stopAfter ?? Infinity;
   let deltas = 0;
   const push = (type: string, data: Json) => {
     events.push(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
@@ -54,13 +57,34 @@ export function respondAnthropicNative(res: ServerResponse, r: DialectReply, seq
       usage: { output_tokens: outputTokens },
     }) ||
     push('message_stop', {});
-  res.writeHead(200, { 'content-type': 'text/event-stream' });
-  const last = events.pop() ?? '';
-  for (const event of events) {
-    res.write(event);
+  const overloaded = { type: 'overloaded_error', message: 'Overloaded' };
+  if (cut && typeof mock.error_after === 'number') {
+    events.push(`event: error\ndata: ${JSON.stringify({ type: 'error', error: overloaded })}\n\n`);
   }
-  // Destroyed only once the last write is flushed: an immediate destroy would drop what was corked.
-  res.write(last, () => (cut ? res.destroy() : res.end()));
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const delayMs = typeof mock.event_delay_ms === 'number' ? mock.event_delay_ms : 0;
+  writeSpaced(res, events, delayMs, cut && typeof mock.error_after !== 'number');
+}
+
+/** Writes the events `delayMs` apart, then ends the answer, or destroys it mid-stream when `broken`. */
+function writeSpaced(res: ServerResponse, events: string[], delayMs: number, broken: boolean): void {
+  let timer: NodeJS.Timeout | undefined;
+  res.once('close', () => clearTimeout(timer));
+  const step = (from: number): void => {
+    for (let next = from; next < events.length && !res.destroyed; next++) {
+      if (next === events.length - 1) {
+        // Destroyed only once the last write is flushed: an immediate destroy would drop what was corked.
+        res.write(events[next], () => (broken ? res.destroy() : res.end()));
+        return;
+      }
+      res.write(events[next]);
+      if (delayMs > 0) {
+        timer = setTimeout(() => step(next + 1), delayMs);
+        return;
+      }
+    }
+  };
+  step(0);
 }
 
 /** One content block's events; true once the stream is to be cut. */
