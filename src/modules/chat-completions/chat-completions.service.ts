@@ -279,10 +279,10 @@ export class ChatCompletionsService {
     if (attempt.signal.aborted) {
       throw attempt.signal.reason as Error;
     }
-    // Over BODY_LIMIT_BYTES or not JSON: abnormal, like garbage, so the next route is tried.
     if (passThrough) {
       return this.sendPassedAnswer(attempt, passThrough.answer(answer), result);
     }
+    // Over BODY_LIMIT_BYTES or not JSON: abnormal, like garbage, so the next route is tried.
     const completion = adapter.toCompletion(answer, chat.model.id);
     if (!completion) {
       return null;

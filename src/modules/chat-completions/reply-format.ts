@@ -4,10 +4,11 @@ import { PassThrough } from 'src/modules/chat-completions/pass-through';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 
 /**
- * How a relayed answer reaches the client. The relay always produces chat completions (a
+ * How a relayed answer reaches the client. The relay produces chat completions (a
  * `chat.completion`, or `chat.completion.chunk` events); a format reshapes them on the way out, so
  * another wire format (the Responses API) reuses routing, failover, the stream relay and metering
- * instead of copying them.
+ * instead of copying them. The one exception is a format's pass-through (below), whose provider
+ * answers in the client's own format already.
  */
 export interface ReplyFormat {
   /** The JSON body for a complete `chat.completion` whose usage is filled in. */
