@@ -116,7 +116,7 @@ describe('Messages passed through to Anthropic channels', () => {
       cost: formatUsd(costOf(usage)),
     });
 
-  /** A request using what only Anthropic understands: top_k, thinking, cache_control, metadata, a signed thinking block. */
+  /** A request using what only Anthropic understands: top_k, thinking, cache_control, metadata, thinking blocks, citations. */
   const nativeRequest = (model: string, extra: Record<string, unknown> = {}) => ({
     model,
     max_tokens: 2048,
@@ -135,7 +135,15 @@ describe('Messages passed through to Anthropic channels', () => {
       },
       {
         role: 'user',
-        content: [{ type: 'text', text: `Summarise ${CACHE_MARKER}`, cache_control: { type: 'ephemeral', ttl: '1h' } }],
+        content: [
+          {
+            type: 'document',
+            source: { type: 'text', media_type: 'text/plain', data: 'The grass is green.' },
+            title: 'Facts',
+            citations: { enabled: true },
+          },
+          { type: 'text', text: `Summarise ${CACHE_MARKER}`, cache_control: { type: 'ephemeral', ttl: '1h' } },
+        ],
       },
     ],
     // The mock's switches: only an untranslated request carries them to its Anthropic dialect.

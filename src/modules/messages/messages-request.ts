@@ -228,11 +228,17 @@ function userTurn(blocks: Json[], at: string): Json[] {
       case 'image':
         parts.push({ type: 'image_url', image_url: { url: imageUrl(block.source, `${place}.source`) } });
         break;
+      case 'document':
+        parts.push({ type: 'text', text: documentText(block.source, `${place}.source`) });
+        break;
       case 'tool_result':
         results.push(toolResult(block, place));
         break;
       default:
-        throw invalid(`${place}.type`, "Input should be 'text', 'image' or 'tool_result' in a user message.");
+        throw invalid(
+          `${place}.type`,
+          "Input should be 'text', 'image', 'document' or 'tool_result' in a user message.",
+        );
     }
   });
   if (parts.length === 0) {
@@ -297,6 +303,34 @@ function imageUrl(source: unknown, at: string): string {
     return source.url;
   }
   throw invalid(`${at}.type`, "Input should be 'base64' or 'url'.");
+}
+
+/**
+ * A plain-text document's text: what the chat body carries, and what the hold counts (an Anthropic
+ * channel gets the document block itself). PDF, URL and file documents are refused: their tokens
+ * cannot be known before the upstream reads them, and the hold must be an upper bound.
+ */
+function documentText(source: unknown, at: string): string {
+  if (!isObject(source)) {
+    throw invalid(at, 'Input should be a document source object.');
+  }
+  if (source.type === 'text') {
+    if (source.media_type !== 'text/plain') {
+      throw invalid(`${at}.media_type`, "Input should be 'text/plain'.");
+    }
+    if (typeof source.data !== 'string') {
+      throw invalid(`${at}.data`, 'Input should be a string.');
+    }
+    return source.data;
+  }
+  if (source.type === 'content') {
+    const content = typeof source.content === 'string' ? [{ type: 'text', text: source.content }] : source.content;
+    if (!Array.isArray(content)) {
+      throw invalid(`${at}.content`, 'Input should be a string or a list of text blocks.');
+    }
+    return content.map((block: unknown, i) => textOf(isObject(block) ? block : {}, `${at}.content.${i}`)).join('\n\n');
+  }
+  throw invalid(`${at}.type`, "Input should be 'text' or 'content': PDF, URL and file documents are not supported.");
 }
 
 function toolCall(block: Json, at: string): Json {
