@@ -1,4 +1,5 @@
 import { ServerResponse } from 'node:http';
+import { isNativeMockRequest, respondAnthropicNative } from 'tools/mock-upstream/mock-anthropic-native';
 import { respondGeminiEmbeddings } from 'tools/mock-upstream/mock-embeddings';
 import {
   anthropicRefusal,
@@ -54,7 +55,7 @@ function textOfParts(parts: unknown): string {
     : '';
 }
 
-interface DialectReply {
+export interface DialectReply {
   pieces: string[];
   truncated: boolean;
   promptTokens: number;
@@ -95,6 +96,9 @@ export function respondInDialect(
     const system = textOfParts(body.system);
     const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : undefined;
     const result = replyFor(reply, maxTokens, Array.isArray(body.messages) ? body.messages : [], system);
+    if (isNativeMockRequest(body)) {
+      return respondAnthropicNative(res, result, sequence, body);
+    }
     if (wantsAnthropicBlocks(body) || anthropicRefusal(body)) {
       const input = {
         text: reply.text,
@@ -152,7 +156,7 @@ function anthropicStream(res: ServerResponse, r: DialectReply, sequence: number,
 }
 
 /** Anthropic's input_tokens leave out the cache's reads and writes, reported apart. */
-function anthropicInput(r: DialectReply): Json {
+export function anthropicInput(r: DialectReply): Json {
   return {
     input_tokens: r.promptTokens,
     cache_creation_input_tokens: r.details.cacheWrite,
