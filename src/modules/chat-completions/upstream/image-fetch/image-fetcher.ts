@@ -2,19 +2,11 @@ import { lookup as dnsLookup, LookupAddress } from 'node:dns';
 import { IncomingMessage, request as httpRequest, RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, LookupFunction, Socket } from 'node:net';
+import { AppConfig } from 'src/config/app-config';
 import { isPrivateAddress } from 'src/modules/chat-completions/upstream/image-fetch/address-policy';
 
 /** What the operator allows (IMAGE_FETCH_* in src/config). */
-export interface ImageFetchLimits {
-  /** Bytes of all the images of one request together (Gemini takes at most 20 MB inline per request). */
-  maxBytes: number;
-  /** The whole fetch of one image, redirects included. */
-  timeoutMs: number;
-  /** Private, loopback and link-local addresses allowed: for a local image host (tests, the demo). */
-  allowPrivate: boolean;
-  /** Plain http allowed besides https. */
-  allowHttp: boolean;
-}
+export type ImageFetchLimits = AppConfig['imageFetch'];
 
 export interface InlineImage {
   mimeType: string;
