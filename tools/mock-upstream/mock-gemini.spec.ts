@@ -1,4 +1,4 @@
-import { FunctionCallingConfigMode, GoogleGenAI, Type } from '@google/genai';
+import { FunctionCallingConfigMode, GoogleGenAI, Tool, Type } from '@google/genai';
 import { MockUpstream, startMockUpstream } from 'tools/mock-upstream/mock-upstream.server';
 
 /**
@@ -15,13 +15,13 @@ describe("the mock's Gemini dialect, read by the official @google/genai client",
     const httpOptions = {
       baseUrl: mock.url,
       apiVersion: 'v1beta',
-      fetch: (url: RequestInfo | URL, init?: RequestInit) => fetch(url, init),
+      fetch: (url: string | URL, init?: RequestInit) => fetch(url, init),
     };
     ai = new GoogleGenAI({ apiKey: 'gemini-test-key', httpOptions });
   });
   afterAll(() => mock.close());
 
-  const tools = [
+  const tools: Tool[] = [
     {
       functionDeclarations: [
         {
