@@ -338,6 +338,20 @@ describe('Gemini channels: tools, images, structured output, reasoning and candi
     await expectBilled(customer, response.headers.get('x-request-id')!, usage!);
   });
 
+  it('should answer both candidates of n=2 in JSON, each with its index', async () => {
+    const customer = await gateway.newCustomer();
+    const { data, response } = await clientOf(customer)
+      .chat.completions.create({ model, messages: ask, n: 2 })
+      .withResponse();
+    expect(upstreamBody().generationConfig).toMatchObject({ candidateCount: 2 });
+    expect(data.choices.map((choice) => [choice.index, choice.message.content, choice.finish_reason])).toEqual([
+      [0, REPLY, 'stop'],
+      [1, REPLY, 'stop'],
+    ]);
+    expect(data.usage).toMatchObject({ completion_tokens: 2 * mockPieces().length });
+    await expectBilled(customer, response.headers.get('x-request-id')!, data.usage!);
+  });
+
   it.each([
     ['logprobs', { logprobs: true }, 'logprobs'],
     ['logit_bias', { logit_bias: { '1': 5 } }, 'logit_bias'],
