@@ -61,6 +61,12 @@ export interface AppConfig {
    * client may leave what was written unread before it is cut.
    */
   relay: { maxRequestMs: number; drainTimeoutMs: number };
+  /**
+   * Image URLs the gateway fetches itself (for Gemini, which takes images inline): the bytes of one
+   * request's images together, the deadline of their fetch, and whether private addresses and plain
+   * http may be fetched (a local image host in tests and the demo; never in production).
+   */
+  imageFetch: { maxBytes: number; timeoutMs: number; allowPrivate: boolean; allowHttp: boolean };
   /** How long a worker owns the recorded usage it claimed; past that another worker settles it again (idempotently). */
   settlementLeaseMs: number;
   /** Per API process: how many known API keys are kept in memory. */
@@ -176,6 +182,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxPerAccount: dto.MAX_CONCURRENT_PER_ACCOUNT ?? 1_024,
     },
     relay: { maxRequestMs: maxRequestMs(dto, holdSweepAgeMs), drainTimeoutMs: dto.CLIENT_DRAIN_TIMEOUT_MS ?? 30_000 },
+    imageFetch: {
+      maxBytes: dto.IMAGE_FETCH_MAX_BYTES ?? 20 * 1024 * 1024,
+      timeoutMs: dto.IMAGE_FETCH_TIMEOUT_MS ?? 10_000,
+      allowPrivate: dto.IMAGE_FETCH_ALLOW_PRIVATE === 'true',
+      allowHttp: dto.IMAGE_FETCH_ALLOW_HTTP === 'true',
+    },
     settlementLeaseMs: dto.SETTLEMENT_LEASE_MS ?? 60_000,
     apiKeyCacheSize: dto.API_KEY_CACHE_SIZE ?? 50_000,
     apiKeyMissesPerIpPerMinute: dto.API_KEY_MISSES_PER_IP ?? 30,

@@ -215,6 +215,26 @@ export class EnvDto {
   @IsOptional()
   @Transform(toInt)
   @IsInt()
+  @Min(1)
+  IMAGE_FETCH_MAX_BYTES?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  IMAGE_FETCH_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  IMAGE_FETCH_ALLOW_PRIVATE?: 'true' | 'false';
+
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  IMAGE_FETCH_ALLOW_HTTP?: 'true' | 'false';
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
   @Min(1000)
   SETTLEMENT_LEASE_MS?: number;
 

@@ -70,7 +70,11 @@ export class ChatCompletionsService {
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
-    this.adapters = { openai: new OpenAiAdapter(), anthropic: new AnthropicAdapter(), gemini: new GeminiAdapter() };
+    this.adapters = {
+      openai: new OpenAiAdapter(),
+      anthropic: new AnthropicAdapter(),
+      gemini: new GeminiAdapter(config.imageFetch),
+    };
   }
 
   /**
@@ -142,7 +146,7 @@ export class ChatCompletionsService {
   /** One upstream request: the answer's status once it reached the client, or why this route failed. */
   private async attempt(attempt: Attempt): Promise<MeteredStatus | RouteFailure> {
     const { chat, body, route, adapter, signal, lease, passThrough } = attempt;
-    const request = passThrough?.request ?? adapter.buildRequest(route, body, chat);
+    const request = passThrough?.request ?? (await adapter.buildRequest(route, body, chat, signal));
     const result = await this.upstream.post(
       route.channel,
       request.path,
