@@ -1,4 +1,4 @@
-import { Body, Controller, HttpCode, Ip, Post } from '@nestjs/common';
+import { Body, Controller, Headers, HttpCode, Ip, Post } from '@nestjs/common';
 import {
   ApiConflictResponse,
   ApiCreatedResponse,
@@ -25,15 +25,23 @@ export class AuthController {
   @Post('register')
   @ApiCreatedResponse({ type: SessionResponseDto })
   @ApiConflictResponse({ description: 'The e-mail is registered already (code email_taken)' })
-  register(@Body() dto: RegisterDto, @Ip() ip: string): Promise<SessionResponseDto> {
-    return this.service.register(dto.email, dto.password, ip, dto.referralCode);
+  register(
+    @Body() dto: RegisterDto,
+    @Ip() ip: string,
+    @Headers('user-agent') userAgent?: string,
+  ): Promise<SessionResponseDto> {
+    return this.service.register(dto.email, dto.password, { ip, userAgent }, dto.referralCode);
   }
 
   @Post('login')
   @HttpCode(200)
   @ApiOkResponse({ type: SessionResponseDto })
   @ApiUnauthorizedResponse({ description: 'Wrong e-mail or password (code invalid_credentials)' })
-  login(@Body() dto: LoginDto, @Ip() ip: string): Promise<SessionResponseDto> {
-    return this.service.login(dto.email, dto.password, ip);
+  login(
+    @Body() dto: LoginDto,
+    @Ip() ip: string,
+    @Headers('user-agent') userAgent?: string,
+  ): Promise<SessionResponseDto> {
+    return this.service.login(dto.email, dto.password, { ip, userAgent });
   }
 }
