@@ -1,7 +1,15 @@
 import { JwtService } from '@nestjs/jwt';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { loadConfig } from 'src/config/app-config';
-import { expectError, ISO_DATE_TIME, PASSWORD, uniqueEmail, useGatewayWorld, UUID } from 'test/e2e/e2e-helpers';
+import {
+  eventually,
+  expectError,
+  ISO_DATE_TIME,
+  PASSWORD,
+  uniqueEmail,
+  useGatewayWorld,
+  UUID,
+} from 'test/e2e/e2e-helpers';
 import { HttpResult, TestGateway } from 'test/support/gateway';
 
 interface Session {
@@ -150,6 +158,29 @@ describe('console sessions', () => {
         param: 'refreshToken',
       });
       expectError(await refresh(42), 400, { param: 'refreshToken' });
+    });
+  });
+
+  describe('cleanup', () => {
+    it('should delete expired sessions, with their replaced tokens, as others log in', async () => {
+      const customer = await signUp();
+      await refresh(customer.refreshToken);
+      await world.db.query(`UPDATE console_sessions SET expires_at = now() - interval '1 day' WHERE account_id = $1`, [
+        customer.accountId,
+      ]);
+
+      await signUp();
+      const left = await eventually(
+        () => sessionRows(customer.accountId),
+        (rows) => rows.length === 0,
+        5_000,
+      );
+      expect(left).toEqual([]);
+      const retired = createHash('sha256').update(customer.refreshToken).digest('hex');
+      const { rows } = await world.db.query('SELECT 1 FROM console_retired_refresh_tokens WHERE refresh_hash = $1', [
+        retired,
+      ]);
+      expect(rows).toEqual([]);
     });
   });
 
