@@ -4,7 +4,7 @@ import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { AccountEntity } from 'src/modules/accounts/account.entity';
 import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
 import { AccountResponseDto, SessionResponseDto } from 'src/modules/accounts/dto/account.dto';
-import { AuthAction, AuthThrottle } from 'src/modules/auth/auth-throttle';
+import { AuthThrottle } from 'src/modules/auth/auth-throttle';
 import { ConsoleSessions, SessionClient } from 'src/modules/auth/console-sessions.service';
 import { PasswordHasherService } from 'src/modules/auth/password-hasher.service';
 
@@ -25,28 +25,13 @@ export class AuthService {
 
   /** `client.ip` is the client's address as the HTTP server resolved it (behind TRUST_PROXY's proxies only). */
   register(email: string, password: string, client: SessionClient, referralCode?: string): Promise<SessionResponseDto> {
-    return this.throttled('register', email, client.ip, () =>
+    return this.throttle.run('register', email, client.ip, () =>
       this.createAccount(email, password, client, referralCode),
     );
   }
 
   login(email: string, password: string, client: SessionClient): Promise<SessionResponseDto> {
-    return this.throttled('login', email, client.ip, () => this.checkPassword(email, password, client));
-  }
-
-  private async throttled<T>(action: AuthAction, email: string, ip: string, run: () => Promise<T>): Promise<T> {
-    const attempt = await this.throttle.admit(action, email, ip);
-    try {
-      const result = await run();
-      await attempt.refund();
-      return result;
-    } catch (error) {
-      // Refused for load before the password was tried: nothing was guessed or probed.
-      if (error instanceof ApiError && error.kind === ErrorKind.Overloaded) {
-        await attempt.refund();
-      }
-      throw error;
-    }
+    return this.throttle.run('login', email, client.ip, () => this.checkPassword(email, password, client));
   }
 
   private async createAccount(
