@@ -288,6 +288,40 @@ describe('console sessions', () => {
     });
   });
 
+  describe('DELETE /console/auth/sessions/{sessionId}', () => {
+    const sessionIdOf = (accessToken: string) => new JwtService().decode<{ sid: string }>(accessToken).sid;
+
+    it('should end the session picked from the list, and only that one', async () => {
+      const customer = await signUp();
+      const lost = await session(customer.email);
+
+      const response = await world.gateway.call('DELETE', `/console/auth/sessions/${sessionIdOf(lost.accessToken)}`, {
+        token: customer.accessToken,
+      });
+      expect(response.status).toBe(204);
+
+      expectError(await account(lost.accessToken), 401, { code: 'invalid_session' });
+      expectError(await refresh(lost.refreshToken), 401, { code: 'invalid_session' });
+      expect((await account(customer.accessToken)).status).toBe(200);
+    });
+
+    it("should answer 404 for another account's session, an ended one or an unknown id, and change nothing", async () => {
+      const customer = await signUp();
+      const stranger = await signUp();
+      const strangersSession = sessionIdOf(stranger.accessToken);
+      const remove = (id: string) =>
+        world.gateway.call('DELETE', `/console/auth/sessions/${id}`, { token: customer.accessToken });
+
+      expectError(await remove(strangersSession), 404, { param: 'sessionId' });
+      expect((await account(stranger.accessToken)).status).toBe(200);
+      expectError(await remove('7c9e6679-7425-40de-944b-e07fc1f90ae7'), 404, { param: 'sessionId' });
+      const ended = await session(customer.email);
+      await world.gateway.call('POST', '/console/auth/logout', { token: ended.accessToken });
+      expectError(await remove(sessionIdOf(ended.accessToken)), 404, { param: 'sessionId' });
+      expectError(await remove('not-a-uuid'), 400, { param: 'sessionId' });
+    });
+  });
+
   describe('POST /console/account/password', () => {
     const change = (token: string, body: unknown) =>
       world.gateway.call('POST', '/console/account/password', { token, body });

@@ -101,6 +101,13 @@ export class ConsoleSessions {
     await this.sessions.revoke(identity.accountId, identity.sessionId);
   }
 
+  /** Ends one of the account's sessions, picked from the session list; 404 when none of its live ones has the id. */
+  async revokeOne(accountId: string, sessionId: string): Promise<void> {
+    if (!(await this.sessions.revoke(accountId, sessionId))) {
+      throw new ApiError(ErrorKind.NotFound, `No live session '${sessionId}'.`, 'sessionId');
+    }
+  }
+
   /**
    * Revokes every live session of the account ("log out everywhere"), or every one but `except`
    * (a password change keeps the session that made it). Within `manager`'s transaction when given.

@@ -1,6 +1,13 @@
-import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import {
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
 import { ConsoleAuth, ConsolePrincipal, CurrentPrincipal, PublicRoute } from 'src/common/decorators/auth.decorators';
+import { uuidParam } from 'src/common/http/params';
 import { ConsoleSessions } from 'src/modules/auth/console-sessions.service';
 import { ConsoleSessionListDto, RefreshSessionDto, SessionTokensDto } from 'src/modules/auth/dto/session.dto';
 
@@ -27,6 +34,18 @@ export class SessionsController {
   @ApiOkResponse({ type: ConsoleSessionListDto })
   async listSessions(@CurrentPrincipal() principal: ConsolePrincipal): Promise<ConsoleSessionListDto> {
     return { data: await this.sessions.list(principal) };
+  }
+
+  @Delete('sessions/:sessionId')
+  @ConsoleAuth()
+  @HttpCode(204)
+  @ApiNoContentResponse({ description: "That session's access and refresh tokens stop working" })
+  @ApiNotFoundResponse({ description: 'No live session of this account has this id' })
+  revokeSession(
+    @CurrentPrincipal() principal: ConsolePrincipal,
+    @Param('sessionId', uuidParam('sessionId')) sessionId: string,
+  ): Promise<void> {
+    return this.sessions.revokeOne(principal.accountId, sessionId);
   }
 
   @Post('logout')
