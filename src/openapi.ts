@@ -31,6 +31,7 @@ const PATH_PARAMETERS: Record<string, { format?: string; example: string }> = {
   accountId: { format: 'uuid', example: '3f1c2a9e-8b4d-4c6e-9a7b-1d2e3f4a5b6c' },
   keyId: { format: 'uuid', example: '9b2d7c1e-4f3a-4e5b-8c6d-7e8f9a0b1c2d' },
   topupId: { format: 'uuid', example: '5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9' },
+  sessionId: { format: 'uuid', example: '7c9e6679-7425-40de-944b-e07fc1f90ae7' },
   modelId: { example: 'gpt-4o' },
   channelId: { example: 'openai-main' },
 };

@@ -32,6 +32,9 @@ export interface AppConfig {
     failuresPerEmailPer15Min: number;
     hashConcurrency: number;
     hashQueue: number;
+    /** Console sessions: the access token's life, and the idle time after which the refresh token dies. */
+    accessTokenTtlSeconds: number;
+    refreshTokenTtlMs: number;
   };
   logLevel: string;
   bodyLimitBytes: number;
@@ -163,6 +166,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       failuresPerEmailPer15Min: dto.AUTH_FAILURES_PER_EMAIL ?? 10,
       hashConcurrency: dto.PASSWORD_HASH_CONCURRENCY ?? 1,
       hashQueue: dto.PASSWORD_HASH_QUEUE ?? 16,
+      accessTokenTtlSeconds: dto.CONSOLE_ACCESS_TOKEN_TTL_SECONDS ?? 900,
+      refreshTokenTtlMs: (dto.CONSOLE_REFRESH_TOKEN_TTL_DAYS ?? 30) * 86_400_000,
     },
     logLevel: dto.LOG_LEVEL ?? (nodeEnv === 'test' ? 'silent' : 'info'),
     bodyLimitBytes: dto.BODY_LIMIT_BYTES ?? 20 * 1024 * 1024,

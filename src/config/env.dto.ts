@@ -95,6 +95,22 @@ export class EnvDto {
   @Min(1)
   AUTH_FAILURES_PER_EMAIL?: number;
 
+  /** Life of a console access token; short, because only its session's revocation ends it sooner. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(86_400)
+  CONSOLE_ACCESS_TOKEN_TTL_SECONDS?: number;
+
+  /** A console session ends after this many days without a refresh. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(365)
+  CONSOLE_REFRESH_TOKEN_TTL_DAYS?: number;
+
   @IsOptional()
   @Transform(toInt)
   @IsInt()

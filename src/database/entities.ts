@@ -12,6 +12,8 @@ import { DepositAddressEntity } from 'src/modules/payments/chain/deposit-address
 import { PaymentSettingsEntity } from 'src/modules/payments/payment-settings.entity';
 import { RedemptionCodeEntity } from 'src/modules/payments/redemption-code.entity';
 import { TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
+import { ConsoleSessionEntity } from 'src/modules/auth/console-session.entity';
+import { RetiredRefreshTokenEntity } from 'src/modules/auth/retired-refresh-token.entity';
 import { AccountRateLimitEntity } from 'src/modules/rate-limits/account-rate-limit.entity';
 
 export const entities = [
@@ -30,4 +32,6 @@ export const entities = [
   DepositAddressEntity,
   ChainDepositEntity,
   ChainCursorEntity,
+  ConsoleSessionEntity,
+  RetiredRefreshTokenEntity,
 ];

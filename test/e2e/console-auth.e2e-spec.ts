@@ -9,6 +9,15 @@ import {
   UUID,
 } from 'test/e2e/e2e-helpers';
 
+/** The session fields login and registration answer beside the account. */
+const SESSION_TOKENS = {
+  accessToken: expect.any(String),
+  expiresIn: 900,
+  accessTokenExpiresAt: expect.stringMatching(ISO_DATE_TIME),
+  refreshToken: expect.stringMatching(/^gwrt_[A-Za-z0-9_-]{43}$/),
+  refreshTokenExpiresAt: expect.stringMatching(ISO_DATE_TIME),
+};
+
 describe('console auth', () => {
   const world = useGatewayWorld();
 
@@ -24,7 +33,7 @@ describe('console auth', () => {
 
       expect(response.status).toBe(201);
       expect(response.body).toEqual({
-        accessToken: expect.any(String),
+        ...SESSION_TOKENS,
         account: {
           id: expect.stringMatching(UUID),
           email,
@@ -175,7 +184,7 @@ describe('console auth', () => {
       const response = await login(spell(email), PASSWORD);
       expect(response.status).toBe(200);
       expect(response.body).toEqual({
-        accessToken: expect.any(String),
+        ...SESSION_TOKENS,
         account: {
           id: accountId,
           email: expect.any(String),

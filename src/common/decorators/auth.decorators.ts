@@ -23,6 +23,8 @@ export interface ApiKeyPrincipal {
 export interface ConsolePrincipal {
   kind: AuthKind.Console;
   accountId: string;
+  /** The console session the access token belongs to (live when the guard let the request in). */
+  sessionId: string;
 }
 export interface AdminPrincipal {
   kind: AuthKind.Admin;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { AccountEntity } from 'src/modules/accounts/account.entity';
-import { ILike, QueryFailedError, Repository } from 'typeorm';
+import { EntityManager, ILike, QueryFailedError, Repository } from 'typeorm';
 
 const UNIQUE_VIOLATION = '23505';
 
@@ -31,6 +31,14 @@ export class AccountsRepository {
   async findBalanceSnapshot(id: string): Promise<{ balance: bigint; version: bigint } | null> {
     const account = await this.accounts.findOne({ select: { balance: true, balanceVersion: true }, where: { id } });
     return account ? { balance: account.balance, version: account.balanceVersion } : null;
+  }
+
+  async updatePasswordHash(
+    id: string,
+    passwordHash: string,
+    manager: EntityManager = this.accounts.manager,
+  ): Promise<void> {
+    await manager.update(AccountEntity, { id }, { passwordHash });
   }
 
   findByEmail(email: string): Promise<AccountEntity | null> {

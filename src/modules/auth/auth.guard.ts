@@ -6,7 +6,7 @@ import { AUTH_KIND, AuthenticatedRequest, AuthKind } from 'src/common/decorators
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { presentedAuthorization } from 'src/common/http/wire-format';
 import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
-import { AuthService } from 'src/modules/auth/auth.service';
+import { ConsoleIdentity, ConsoleSessions } from 'src/modules/auth/console-sessions.service';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest();
 
@@ -18,7 +18,7 @@ export class AuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly apiKeys: ApiKeyAuthenticator,
-    private readonly sessions: AuthService,
+    private readonly sessions: ConsoleSessions,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.adminTokenDigest = config.adminToken ? sha256(config.adminToken) : null;
@@ -41,7 +41,7 @@ export class AuthGuard implements CanActivate {
         }
         return true;
       case AuthKind.Console:
-        request.principal = { kind: AuthKind.Console, accountId: await this.consoleAccount(authorization) };
+        request.principal = { kind: AuthKind.Console, ...(await this.consoleSession(authorization)) };
         return true;
       case AuthKind.Admin:
         this.checkAdmin(authorization);
@@ -52,7 +52,7 @@ export class AuthGuard implements CanActivate {
     }
   }
 
-  private async consoleAccount(authorization: string | undefined): Promise<string> {
+  private async consoleSession(authorization: string | undefined): Promise<ConsoleIdentity> {
     const token = authorization?.startsWith('Bearer ') ? authorization.slice(7) : '';
     if (!token) {
       throw new ApiError(
@@ -60,7 +60,7 @@ export class AuthGuard implements CanActivate {
         'Missing console session. Send "Authorization: Bearer <accessToken>".',
       );
     }
-    return this.sessions.verifySession(token);
+    return this.sessions.authenticate(token);
   }
 
   /** Compares digests in constant time, so response timing reveals nothing about the token. */

@@ -3,6 +3,7 @@ import { IsEmail, IsOptional, IsString, Length, Matches, MaxLength } from 'class
 import { formatUsd } from 'src/common/money/money';
 import { MONEY_PATTERN } from 'src/common/openapi/money-property';
 import { AccountEntity } from 'src/modules/accounts/account.entity';
+import { SessionTokensDto } from 'src/modules/auth/dto/session.dto';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
 
 export class AccountResponseDto {
@@ -105,10 +106,8 @@ export class LoginDto {
   password: string;
 }
 
-export class SessionResponseDto {
-  @ApiProperty({ description: 'Bearer token for /console', example: 'eyJhbGciOi…' })
-  accessToken: string;
-
+/** The answer of login and registration: the session's tokens and the account. */
+export class SessionResponseDto extends SessionTokensDto {
   @ApiProperty({ type: AccountResponseDto })
   account: AccountResponseDto;
 }
