@@ -7,6 +7,10 @@ import { workerScrapeRegistry } from 'src/common/metrics/worker-metrics';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { WorkerGauges } from 'src/modules/health/worker-gauges';
 
+/** The worker's two routes; its Kubernetes probes name them too (test/deploy/kubernetes.spec.ts checks). */
+export const WORKER_METRICS_PATH = '/metrics';
+export const WORKER_HEALTH_PATH = '/health';
+
 /** A scrape waits this long for the gauges read from Redis, well inside Prometheus's default 10 s timeout. */
 const GAUGES_TIMEOUT_MS = 2_000;
 
@@ -34,7 +38,7 @@ export class WorkerMetricsServer implements OnApplicationBootstrap, OnApplicatio
     }
     this.server = createServer((request, response) => {
       const path = (request.url ?? '').split('?')[0];
-      if (request.method === 'GET' && path === '/metrics') {
+      if (request.method === 'GET' && path === WORKER_METRICS_PATH) {
         this.gauges
           .refresh(GAUGES_TIMEOUT_MS)
           .then(() => workerScrapeRegistry.metrics())
@@ -44,7 +48,7 @@ export class WorkerMetricsServer implements OnApplicationBootstrap, OnApplicatio
           );
         return;
       }
-      if (request.method === 'GET' && path === '/health') {
+      if (request.method === 'GET' && path === WORKER_HEALTH_PATH) {
         response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
         return;
       }
