@@ -32,7 +32,7 @@ describe('the worker process: /metrics and /health on WORKER_METRICS_PORT', () =
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     worker = await spawnWorker({ WORKER_METRICS_PORT: String(port) });
-  }, 40_000);
+  }, 90_000);
   afterAll(async () => {
     await stopWorker(worker, 'SIGTERM');
     await books.close();
