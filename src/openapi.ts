@@ -186,6 +186,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'A customer key, `sk-…`' }, 'apiKey')
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Console session' }, 'console')
     .addSecurity('admin', { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' })
+    .addSecurity('metrics', { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, when it is set' })
     .build();
   const document = SwaggerModule.createDocument(app, config, {
     // The controller method names are the operationIds: unique, readable, and kept once published.

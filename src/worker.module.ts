@@ -7,6 +7,7 @@ import { REDIS } from 'src/common/redis/redis.tokens';
 import { AppConfig } from 'src/config/app-config';
 import { CoreModule } from 'src/core.module';
 import { BillingWorkerModule } from 'src/modules/billing/billing-worker.module';
+import { WorkerGauges } from 'src/modules/health/worker-gauges';
 import { WorkerMetricsServer } from 'src/modules/health/worker-metrics.server';
 import { PaymentsWorkerModule } from 'src/modules/payments/payments-worker.module';
 import { DataSource } from 'typeorm';
@@ -24,7 +25,7 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
     return {
       module: WorkerModule,
       imports: [CoreModule.forRoot(config, logger), BillingWorkerModule, PaymentsWorkerModule],
-      providers: [WorkerMetricsServer],
+      providers: [WorkerMetricsServer, WorkerGauges],
     };
   }
 

@@ -14,6 +14,8 @@ export interface AppConfig {
   databaseUrl: string;
   redisUrl: string;
   adminToken: string | null;
+  /** Bearer token the API's /metrics requires; null: /metrics is open (keep it off the public network). */
+  metricsToken: string | null;
   jwtSecret: string;
   /** 32-byte AES-256-GCM key for upstream API keys at rest. */
   secretsKey: Buffer;
@@ -90,6 +92,7 @@ export interface AppConfig {
 export { ConfigError };
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway';
+const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379/0';
 // Development and test get fixed, clearly non-secret defaults so a fresh checkout runs without setup.
 const DEV_JWT_SECRET = 'development-only-jwt-secret-do-not-use-in-production';
 const DEV_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
@@ -132,6 +135,11 @@ export function loadDatabaseConfig(env: NodeJS.ProcessEnv = process.env): Pick<A
   return { databaseUrl: validateEnv(env).DATABASE_URL ?? DEFAULT_DATABASE_URL };
 }
 
+/** For `ledger:verify --record`, which leaves its result where the workers' metrics read it. */
+export function loadRedisUrl(env: NodeJS.ProcessEnv = process.env): string {
+  return validateEnv(env).REDIS_URL ?? DEFAULT_REDIS_URL;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const dto = validateEnv(env);
   // Unset means production: a deployment that forgets NODE_ENV must not run on the public development secrets.
@@ -153,8 +161,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     nodeEnv,
     port: dto.PORT ?? 3000,
     databaseUrl: dto.DATABASE_URL ?? DEFAULT_DATABASE_URL,
-    redisUrl: dto.REDIS_URL ?? 'redis://127.0.0.1:6379/0',
+    redisUrl: dto.REDIS_URL ?? DEFAULT_REDIS_URL,
     adminToken: dto.ADMIN_TOKEN ?? null,
+    metricsToken: dto.METRICS_TOKEN ?? null,
     jwtSecret: requireInProduction('JWT_SECRET', DEV_JWT_SECRET),
     secretsKey: Buffer.from(requireInProduction('SECRETS_KEY', DEV_SECRETS_KEY), 'base64'),
     referralSharePercent: dto.REFERRAL_SHARE_PERCENT ?? 10,

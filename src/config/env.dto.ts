@@ -33,6 +33,11 @@ export class EnvDto {
 
   @IsOptional()
   @IsString()
+  @MinLength(16, { message: 'must be at least 16 characters' })
+  METRICS_TOKEN?: string;
+
+  @IsOptional()
+  @IsString()
   @MinLength(32, { message: 'must be at least 32 characters' })
   JWT_SECRET?: string;
 

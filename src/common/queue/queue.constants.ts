@@ -38,6 +38,11 @@ export interface SettleCompletionPayload {
   upstreamLatencyMs: number;
   /** ISO time the request arrived. */
   createdAt: string;
+  /**
+   * When the API sent the record (epoch ms, its clock); the worker's metrics age unsettled usage by it.
+   * Absent in records of earlier versions.
+   */
+  recordedAtMs?: number;
 }
 
 export type BillingJobPayloads = {

@@ -24,6 +24,6 @@ import { LedgerModule } from 'src/modules/ledger/ledger.module';
     HoldSweeperService,
     BalanceResyncService,
   ],
-  exports: [SettlementService, HoldSweeperService],
+  exports: [SettlementService, HoldSweeperService, UsageQueueService],
 })
 export class BillingWorkerModule {}

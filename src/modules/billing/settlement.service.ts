@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Logger } from 'pino';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { LOGGER } from 'src/common/logging/logger';
+import { workerMetrics } from 'src/common/metrics/worker-metrics';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { SettlementBatchService, SettlementResult } from 'src/modules/billing/settlement-batch.service';
 import { isDatabaseUnavailable, isLockTimeout } from 'src/modules/billing/settlement.repository';
@@ -133,6 +134,18 @@ export class SettlementService {
   }
 
   private async apply(payloads: SettleCompletionPayload[]): Promise<void> {
+    workerMetrics.settlementBatchSize.observe(payloads.length);
+    const timer = workerMetrics.settlementBatchSeconds.startTimer();
+    try {
+      await this.applyTimed(payloads);
+      timer({ outcome: 'settled' });
+    } catch (error) {
+      timer({ outcome: 'failed' });
+      throw error;
+    }
+  }
+
+  private async applyTimed(payloads: SettleCompletionPayload[]): Promise<void> {
     const result = await this.batch.settle(payloads);
     reportSettlement(this.logger, result);
     // After the commit: a crash here leaves holds and records in Redis; once the lease lapses they
