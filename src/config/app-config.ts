@@ -1,5 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
+import { AdminToken, adminTokensOf } from 'src/config/admin-tokens';
 import { ConfigError } from 'src/config/config-error';
 import { corsOriginsOf, CorsOrigins } from 'src/config/cors-origins';
 import { EnvDto } from 'src/config/env.dto';
@@ -14,6 +15,8 @@ export interface AppConfig {
   databaseUrl: string;
   redisUrl: string;
   adminToken: string | null;
+  /** Every accepted `/admin` token with its operator's name (ADMIN_TOKEN is `default`); empty: /admin is closed. */
+  adminTokens: AdminToken[];
   jwtSecret: string;
   /** 32-byte AES-256-GCM key for upstream API keys at rest. */
   secretsKey: Buffer;
@@ -146,6 +149,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     databaseUrl: dto.DATABASE_URL ?? DEFAULT_DATABASE_URL,
     redisUrl: dto.REDIS_URL ?? 'redis://127.0.0.1:6379/0',
     adminToken: dto.ADMIN_TOKEN ?? null,
+    adminTokens: adminTokensOf(dto.ADMIN_TOKEN, dto.ADMIN_TOKENS),
     jwtSecret: requireInProduction('JWT_SECRET', DEV_JWT_SECRET),
     secretsKey: Buffer.from(requireInProduction('SECRETS_KEY', DEV_SECRETS_KEY), 'base64'),
     referralSharePercent: dto.REFERRAL_SHARE_PERCENT ?? 10,

@@ -26,6 +26,8 @@ export interface ConsolePrincipal {
 }
 export interface AdminPrincipal {
   kind: AuthKind.Admin;
+  /** The name of the token presented (ADMIN_TOKENS; ADMIN_TOKEN is `default`): the actor of the audit log. */
+  name: string;
 }
 export type Principal = ApiKeyPrincipal | ConsolePrincipal | AdminPrincipal;
 

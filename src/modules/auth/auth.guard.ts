@@ -13,7 +13,7 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest();
 /** The one global guard: each route declares how it authenticates (auth.decorators.ts); undeclared routes are closed. */
 @Injectable()
 export class AuthGuard implements CanActivate {
-  private readonly adminTokenDigest: Buffer | null;
+  private readonly adminTokenDigests: { name: string; digest: Buffer }[];
 
   constructor(
     private readonly reflector: Reflector,
@@ -21,7 +21,7 @@ export class AuthGuard implements CanActivate {
     private readonly sessions: AuthService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.adminTokenDigest = config.adminToken ? sha256(config.adminToken) : null;
+    this.adminTokenDigests = config.adminTokens.map(({ name, token }) => ({ name, digest: sha256(token) }));
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -44,8 +44,7 @@ export class AuthGuard implements CanActivate {
         request.principal = { kind: AuthKind.Console, accountId: await this.consoleAccount(authorization) };
         return true;
       case AuthKind.Admin:
-        this.checkAdmin(authorization);
-        request.principal = { kind: AuthKind.Admin };
+        request.principal = { kind: AuthKind.Admin, name: this.adminName(authorization) };
         return true;
       case undefined:
         throw new ApiError(ErrorKind.NotFound, 'Unknown path. See /docs for the API.');
@@ -63,11 +62,21 @@ export class AuthGuard implements CanActivate {
     return this.sessions.verifySession(token);
   }
 
-  /** Compares digests in constant time, so response timing reveals nothing about the token. */
-  private checkAdmin(authorization: string | undefined): void {
-    const presented = authorization?.startsWith('Bearer ') ? authorization.slice(7) : '';
-    if (!this.adminTokenDigest || !timingSafeEqual(sha256(presented), this.adminTokenDigest)) {
+  /**
+   * The name of the token presented. Compares digests in constant time, and with every token
+   * whatever matched, so response timing reveals nothing about any of them.
+   */
+  private adminName(authorization: string | undefined): string {
+    const presented = sha256(authorization?.startsWith('Bearer ') ? authorization.slice(7) : '');
+    let name: string | null = null;
+    for (const token of this.adminTokenDigests) {
+      if (timingSafeEqual(presented, token.digest)) {
+        name = token.name;
+      }
+    }
+    if (name === null) {
       throw new ApiError(ErrorKind.InvalidAdminToken, 'Invalid or missing admin token.');
     }
+    return name;
   }
 }
