@@ -8,6 +8,7 @@ import { createValidationPipe } from 'src/common/pipes/validation.pipe';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { AppConfig } from 'src/config/app-config';
 import { CoreModule } from 'src/core.module';
+import { AccountAdminModule } from 'src/modules/account-admin/account-admin.module';
 import { AccountsModule } from 'src/modules/accounts/accounts.module';
 import { ApiKeysModule } from 'src/modules/api-keys/api-keys.module';
 import { AuthModule } from 'src/modules/auth/auth.module';
@@ -49,6 +50,7 @@ export class ApiModule implements OnApplicationShutdown {
         UsageModule,
         ReferralsModule,
         PaymentsModule,
+        AccountAdminModule,
       ],
       providers: [
         { provide: APP_GUARD, useClass: AuthGuard },

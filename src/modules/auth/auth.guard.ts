@@ -5,6 +5,7 @@ import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { AUTH_KIND, AuthenticatedRequest, AuthKind } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { presentedAuthorization } from 'src/common/http/wire-format';
+import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
 import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
 import { AuthService } from 'src/modules/auth/auth.service';
 
@@ -19,6 +20,7 @@ export class AuthGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly apiKeys: ApiKeyAuthenticator,
     private readonly sessions: AuthService,
+    private readonly accounts: AccountsRepository,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.adminTokenDigests = config.adminTokens.map(({ name, token }) => ({ name, digest: sha256(token) }));
@@ -42,6 +44,7 @@ export class AuthGuard implements CanActivate {
         return true;
       case AuthKind.Console:
         request.principal = { kind: AuthKind.Console, accountId: await this.consoleAccount(authorization) };
+        await this.refuseWritesWhileSuspended(request.method, request.url, request.principal.accountId);
         return true;
       case AuthKind.Admin:
         request.principal = { kind: AuthKind.Admin, name: this.adminName(authorization) };
@@ -60,6 +63,23 @@ export class AuthGuard implements CanActivate {
       );
     }
     return this.sessions.verifySession(token);
+  }
+
+  /**
+   * A suspended account's console is read-only: reads answer, every change (keys, top-ups,
+   * redemptions, settings) is refused. Sessions themselves (/console/auth) still work, so the
+   * owner can sign in and read why their keys are refused. One indexed read, on writes only.
+   */
+  private async refuseWritesWhileSuspended(method: string, url: string, accountId: string): Promise<void> {
+    if (method === 'GET' || method === 'HEAD' || url.startsWith('/console/auth/')) {
+      return;
+    }
+    if (await this.accounts.isSuspended(accountId)) {
+      throw new ApiError(
+        ErrorKind.AccountSuspended,
+        'This account is suspended: the console is read-only. Contact support.',
+      );
+    }
   }
 
   /**
