@@ -112,7 +112,8 @@ export class AccountAdminService {
   }
 }
 
-const notFound = (accountId: string) => new ApiError(ErrorKind.NotFound, `No account with id '${accountId}'.`, 'accountId');
+const notFound = (accountId: string) =>
+  new ApiError(ErrorKind.NotFound, `No account with id '${accountId}'.`, 'accountId');
 
 function daysAgo(days: number): string {
   return new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);

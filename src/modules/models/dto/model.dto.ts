@@ -88,7 +88,11 @@ export class ModelRouteResponseDto {
   @ApiProperty({ example: 'gpt-4o-2024-08-06' })
   upstreamModel: string;
 
-  @ApiMoney({ nullable: true, example: '2', description: "The upstream's price per million prompt tokens; null: unknown" })
+  @ApiMoney({
+    nullable: true,
+    example: '2',
+    description: "The upstream's price per million prompt tokens; null: unknown",
+  })
   costInputPrice: string | null;
 
   @ApiMoney({ nullable: true, example: '8', description: 'Per million completion tokens; null: unknown' })
