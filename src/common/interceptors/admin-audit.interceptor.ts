@@ -51,7 +51,7 @@ export class AdminAuditInterceptor implements NestInterceptor {
       this.reflector.get<number | undefined>(HTTP_CODE_METADATA, context.getHandler()) ??
       (request.method === 'POST' ? HttpStatus.CREATED : HttpStatus.OK);
     return next.handle().pipe(
-      mergeMap((value) => from(this.log.finish(entry, 'applied', status).then(() => value))),
+      mergeMap((value: unknown) => from(this.log.finish(entry, 'applied', status).then(() => value))),
       catchError((error: unknown) =>
         from(
           this.log.finish(entry, 'failed', error instanceof ApiError ? error.status : 500).then(() => {

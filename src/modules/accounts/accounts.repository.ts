@@ -35,7 +35,7 @@ export class AccountsRepository {
 
   async isSuspended(id: string): Promise<boolean> {
     const account = await this.accounts.findOne({ select: { id: true, suspendedAt: true }, where: { id } });
-    return account?.suspendedAt != null;
+    return (account?.suspendedAt ?? null) !== null;
   }
 
   /** Sets (a date) or clears (null) the suspension; null when the account does not exist. */

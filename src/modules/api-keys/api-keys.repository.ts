@@ -64,7 +64,7 @@ export class ApiKeysRepository {
       return null;
     }
     const { account, ...fields } = key;
-    return { ...fields, accountSuspended: account?.suspendedAt != null };
+    return { ...fields, accountSuspended: (account?.suspendedAt ?? null) !== null };
   }
 
   /** The hashes of an account's keys that can still authenticate: what a change of the account must drop from caches. */

@@ -2,7 +2,7 @@ import { channelDailyTotals, routeKey } from 'src/modules/billing/channel-daily-
 import { Charge } from 'src/modules/billing/settlement-charges';
 import { settlePayload } from 'test/support/settle-payload';
 
-const charge = (charged: bigint): Charge => ({ cost: charged, charged }) as Charge;
+const charge = (charged: bigint): Charge => ({ cost: charged, charged });
 
 describe('channelDailyTotals', () => {
   it('should price each request at its route cost, rounded up once per request, like its bill', () => {

@@ -64,7 +64,7 @@ export class ModelsService {
     }
     const halfPriced = dto.routes.findIndex((route) => !hasCostPrices(route) && anyCostPrice(route));
     if (halfPriced >= 0) {
-      const missing = dto.routes[halfPriced].costInputPrice == null ? 'costInputPrice' : 'costOutputPrice';
+      const missing = isPrice(dto.routes[halfPriced].costInputPrice) ? 'costOutputPrice' : 'costInputPrice';
       throw ApiError.invalid(
         'A route with cost prices needs both costInputPrice and costOutputPrice.',
         `routes[${halfPriced}].${missing}`,
@@ -82,8 +82,9 @@ export class ModelsService {
 const optionalPrice = (price: string | null | undefined): bigint | null =>
   price === undefined || price === null ? null : parseUsd(price)!;
 
-const hasCostPrices = (route: ModelRouteDto) => route.costInputPrice != null && route.costOutputPrice != null;
+const isPrice = (price: string | null | undefined): price is string => typeof price === 'string';
+const hasCostPrices = (route: ModelRouteDto) => isPrice(route.costInputPrice) && isPrice(route.costOutputPrice);
 const anyCostPrice = (route: ModelRouteDto) =>
   [route.costInputPrice, route.costOutputPrice, route.costCachedInputPrice, route.costCacheWriteInputPrice].some(
-    (price) => price != null,
+    isPrice,
   );
