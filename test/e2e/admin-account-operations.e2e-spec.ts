@@ -125,7 +125,9 @@ describe('admin: an account in detail, suspended and unsuspended', () => {
     expect(Date.now() - since).toBeLessThanOrEqual(PROPAGATION_MS + 100);
 
     const client = new OpenAI({ apiKey: customer.key, baseURL: `${b.url}/v1`, maxRetries: 0 });
-    const error = await client.chat.completions.create({ model, messages: userMessages() }).catch((e: unknown) => e);
+    const error = await client.chat.completions
+      .create({ model, messages: [{ role: 'user', content: 'Say hi' }] })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.PermissionDeniedError);
     expect(error).toMatchObject({ status: 403, code: 'account_suspended', type: 'invalid_request_error' });
 
@@ -169,7 +171,7 @@ describe('admin: an account in detail, suspended and unsuspended', () => {
       10,
     );
     expect(served.status).toBe(200);
-    const completion = await client.chat.completions.create({ model, messages: userMessages() });
+    const completion = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Say hi' }] });
     expect(completion.choices[0].message.content).toEqual(expect.any(String));
     expect((await b.call('POST', '/console/keys', { token, body: { name: 'after' } })).status).toBe(201);
   });

@@ -87,10 +87,10 @@ describe('admin: the margin report', () => {
     const report = await gateway.admin('GET', `/admin/reports/margin?${range}&groupBy=model,channel`);
     expect(report.status).toBe(200);
     const mine = report.body.data.filter((row: { model: string }) => models.includes(row.model));
-    const expected = [cheap, dear, unpriced].map((route, index) => {
+    const expected = ([cheap, dear, unpriced] as Route[]).map((route, index) => {
       const served = usages.filter((usage) => usage.model === models[index]);
       const revenue = served.reduce((sum, u) => sum + usageCost(prices, u.prompt, u.completion), 0n);
-      if (!('costInputPrice' in route)) {
+      if (route.costInputPrice === undefined || route.costOutputPrice === undefined) {
         return {
           model: models[index],
           channelId: route.channelId,

@@ -19,6 +19,8 @@ export interface AuditTarget {
 
 const one = async (db: EntityManager, sql: string, params: unknown[]) =>
   ((await db.query<Record<string, unknown>[]>(sql, params))[0] ?? null) as Record<string, unknown> | null;
+// Interceptors run before the pipes that check path ids: an id the route will refuse has no row to read.
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const plain = (data: Record<string, unknown> | null): AuditSnapshot | null => (data ? { data, secrets: {} } : null);
 
 // Each reader names its columns: a column added later (maybe a secret) stays out until someone adds it here.
@@ -56,16 +58,21 @@ const readModel: Reader = async (db, id) => {
 };
 
 const readAccount: Reader = async (db, id) =>
-  plain(
-    await one(
-      db,
-      'SELECT id, email, balance, balance_version, suspended_at, suspension_reason FROM accounts WHERE id = $1',
-      [id],
-    ),
-  );
+  !UUID.test(id)
+    ? null
+    : plain(
+        await one(
+          db,
+          'SELECT id, email, balance, balance_version, suspended_at, suspension_reason FROM accounts WHERE id = $1',
+          [id],
+        ),
+      );
 
 const readRateLimit: Reader = async (db, id) => {
   const [accountId, modelId] = splitPair(id);
+  if (!UUID.test(accountId)) {
+    return null;
+  }
   return plain(
     await one(
       db,
@@ -79,14 +86,16 @@ const readPaymentSettings: Reader = async (db) =>
   plain(await one(db, 'SELECT cny_per_usd, min_topup_usd, max_topup_usd, order_ttl_minutes FROM payment_settings', []));
 
 const readTopup: Reader = async (db, id) =>
-  plain(
-    await one(
-      db,
-      `SELECT id, account_id, status, currency, method, network, amount, credit, confirmed_via, paid_at, closed_at
+  !UUID.test(id)
+    ? null
+    : plain(
+        await one(
+          db,
+          `SELECT id, account_id, status, currency, method, network, amount, credit, confirmed_via, paid_at, closed_at
        FROM topup_orders WHERE id = $1`,
-      [id],
-    ),
-  );
+          [id],
+        ),
+      );
 
 /** The pair separator of composite ids; it cannot occur in an account id (a UUID). */
 const PAIR = '/';
