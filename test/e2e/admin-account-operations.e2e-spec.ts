@@ -84,6 +84,9 @@ describe('admin: an account in detail, suspended and unsuspended', () => {
     expect(after.body.ledger.data.map((entry: { kind: string }) => entry.kind)).toEqual(['usage', 'adjustment']);
     expect(after.body.keys[0].spent).toBe(bill.cost);
     expect(after.body.daily).toEqual([expect.objectContaining({ requests: 1, cost: bill.cost })]);
+    expect(after.body.monthly).toEqual([
+      expect.objectContaining({ month: after.body.daily[0].date.slice(0, 7), requests: 1, cost: bill.cost }),
+    ]);
     expect(after.body.topups).toEqual({ data: [], nextCursor: null });
     const ledgerPage = await a.admin('GET', `/admin/accounts/${customer.accountId}/ledger?limit=1`);
     expect(ledgerPage.body.data).toEqual([after.body.ledger.data[0]]);

@@ -3,6 +3,7 @@ import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { formatUsd } from 'src/common/money/money';
 import { InvalidationBus, InvalidationTopic } from 'src/common/redis/invalidation-bus';
 import { AccountDetailDto, AdminAccountDto, OpenHoldDto } from 'src/modules/account-admin/dto/account-detail.dto';
+import { monthlyTotals } from 'src/modules/account-admin/monthly-totals';
 import { AccountEntity } from 'src/modules/accounts/account.entity';
 import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
 import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
@@ -18,6 +19,7 @@ import { PageQueryDto } from 'src/common/http/date-range.dto';
 const FIRST_PAGE = 20;
 const MAX_HOLDS_SHOWN = 100;
 const DAILY_DAYS = 31;
+const MONTHS = 12;
 
 /** The operator's view of one account (its money, keys and what runs now) and its suspension. */
 @Injectable()
@@ -36,10 +38,11 @@ export class AccountAdminService {
   async detail(accountId: string): Promise<AccountDetailDto> {
     const account = await this.account(accountId);
     const firstPage = <T extends object>(query: T): T => Object.assign(query, { limit: FIRST_PAGE });
-    const [holds, keys, daily, ledger, bills, topups] = await Promise.all([
+    const [holds, keys, year, ledger, bills, topups] = await Promise.all([
       this.gate.openHolds(accountId, MAX_HOLDS_SHOWN),
       this.keyViews.list(accountId),
-      this.usage.usage(accountId, Object.assign(new UsageQueryDto(), { from: daysAgo(DAILY_DAYS - 1) })),
+      // At most 366 rows from the daily rollup, whatever the account's traffic.
+      this.usage.usage(accountId, Object.assign(new UsageQueryDto(), { from: firstOfMonthsAgo(MONTHS - 1) })),
       this.usage.ledger(accountId, firstPage(new PageQueryDto())),
       this.usage.bills(accountId, firstPage(new BillsQueryDto())),
       this.topups.list(accountId, firstPage(new TopupPageQueryDto())),
@@ -49,7 +52,8 @@ export class AccountAdminService {
       account: AdminAccountDto.fromEntity(account),
       holds: { total: formatUsd(held), data: holds.map((hold) => OpenHoldDto.from(hold)) },
       keys,
-      daily,
+      daily: year.filter((row) => (row.date ?? '') >= daysAgo(DAILY_DAYS - 1)),
+      monthly: monthlyTotals(year),
       ledger,
       bills,
       topups,
@@ -117,4 +121,9 @@ const notFound = (accountId: string) =>
 
 function daysAgo(days: number): string {
   return new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
+}
+
+function firstOfMonthsAgo(months: number): string {
+  const now = new Date();
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - months, 1)).toISOString().slice(0, 10);
 }

@@ -61,6 +61,23 @@ export class LiveHoldsDto {
   data: OpenHoldDto[];
 }
 
+export class MonthlyTotalDto {
+  @ApiProperty({ description: 'Calendar month (UTC)', example: '2026-11' })
+  month: string;
+
+  @ApiProperty({ example: 1200 })
+  requests: number;
+
+  @ApiProperty({ example: 480000 })
+  promptTokens: number;
+
+  @ApiProperty({ example: 96000 })
+  completionTokens: number;
+
+  @ApiMoney({ description: 'USD charged, exact', example: '2.16' })
+  cost: string;
+}
+
 export class AccountDetailDto {
   @ApiProperty({ type: AdminAccountDto })
   account: AdminAccountDto;
@@ -76,6 +93,9 @@ export class AccountDetailDto {
     description: 'Daily totals of the last 31 days (UTC), as the console shows; more: GET …/usage',
   })
   daily: UsageRowDto[];
+
+  @ApiProperty({ type: [MonthlyTotalDto], description: 'Monthly totals of the last 12 months (UTC), newest first' })
+  monthly: MonthlyTotalDto[];
 
   @ApiProperty({ type: LedgerPageDto, description: 'The newest ledger entries; more: GET …/ledger?cursor=' })
   ledger: LedgerPageDto;
