@@ -64,11 +64,8 @@ export class AuditService extends AdminAuditLog {
 
   private async complete(open: OpenEntry, outcome: 'applied' | 'failed', status: number): Promise<void> {
     const after = outcome === 'applied' ? await this.read(open.target, open.targetId) : null;
-    const secretsAfter = after?.secrets ?? {};
-    const changed = [...new Set([...Object.keys(open.secretsBefore), ...Object.keys(secretsAfter)])].filter(
-      (name) => open.secretsBefore[name] !== secretsAfter[name],
-    );
-    await this.repository.complete(open.id, outcome, status, after?.data ?? null, outcome === 'applied' ? changed : []);
+    const changed = outcome === 'applied' ? changedSecrets(open.secretsBefore, after?.secrets ?? {}) : [];
+    await this.repository.complete(open.id, outcome, status, after?.data ?? null, changed);
   }
 
   async list(query: AuditQueryDto): Promise<AuditPageDto> {
@@ -95,4 +92,10 @@ export class AuditService extends AdminAuditLog {
     }
     return target.read(this.repository.manager, id ?? '', this.secrets);
   }
+}
+
+/** The names of the secrets that appeared, went, or changed value: compared here, in memory, and never stored. */
+export function changedSecrets(before: Record<string, string>, after: Record<string, string>): string[] {
+  const names = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+  return names.filter((name) => before[name] !== after[name]);
 }
