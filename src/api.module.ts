@@ -8,8 +8,10 @@ import { createValidationPipe } from 'src/common/pipes/validation.pipe';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { AppConfig } from 'src/config/app-config';
 import { CoreModule } from 'src/core.module';
+import { AccountAdminModule } from 'src/modules/account-admin/account-admin.module';
 import { AccountsModule } from 'src/modules/accounts/accounts.module';
 import { ApiKeysModule } from 'src/modules/api-keys/api-keys.module';
+import { AuditModule } from 'src/modules/audit/audit.module';
 import { AuthModule } from 'src/modules/auth/auth.module';
 import { ChannelsModule } from 'src/modules/channels/channels.module';
 import { ChatCompletionsModule } from 'src/modules/chat-completions/chat-completions.module';
@@ -20,6 +22,7 @@ import { PaymentsModule } from 'src/modules/payments/payments.module';
 import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
 import { ReferralsModule } from 'src/modules/referrals/referrals.module';
 import { MessagesModule } from 'src/modules/messages/messages.module';
+import { ReportsModule } from 'src/modules/reports/reports.module';
 import { ResponsesModule } from 'src/modules/responses/responses.module';
 import { TextCompletionsModule } from 'src/modules/text-completions/text-completions.module';
 import { UsageModule } from 'src/modules/usage/usage.module';
@@ -35,6 +38,7 @@ export class ApiModule implements OnApplicationShutdown {
       imports: [
         CoreModule.forRoot(config, logger),
         HealthModule,
+        AuditModule,
         AccountsModule,
         AuthModule,
         ApiKeysModule,
@@ -49,6 +53,8 @@ export class ApiModule implements OnApplicationShutdown {
         UsageModule,
         ReferralsModule,
         PaymentsModule,
+        AccountAdminModule,
+        ReportsModule,
       ],
       providers: [
         { provide: APP_GUARD, useClass: AuthGuard },

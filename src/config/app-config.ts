@@ -1,5 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
+import { AdminToken, adminTokensOf } from 'src/config/admin-tokens';
 import { ConfigError } from 'src/config/config-error';
 import { corsOriginsOf, CorsOrigins } from 'src/config/cors-origins';
 import { EnvDto } from 'src/config/env.dto';
@@ -16,6 +17,8 @@ export interface AppConfig {
   adminToken: string | null;
   /** Bearer token the API's /metrics requires; null: /metrics is open (keep it off the public network). */
   metricsToken: string | null;
+  /** Every accepted `/admin` token with its operator's name (ADMIN_TOKEN is `default`); empty: /admin is closed. */
+  adminTokens: AdminToken[];
   jwtSecret: string;
   /** 32-byte AES-256-GCM key for upstream API keys at rest. */
   secretsKey: Buffer;
@@ -164,6 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     redisUrl: dto.REDIS_URL ?? DEFAULT_REDIS_URL,
     adminToken: dto.ADMIN_TOKEN ?? null,
     metricsToken: dto.METRICS_TOKEN ?? null,
+    adminTokens: adminTokensOf(dto.ADMIN_TOKEN, dto.ADMIN_TOKENS),
     jwtSecret: requireInProduction('JWT_SECRET', DEV_JWT_SECRET),
     secretsKey: Buffer.from(requireInProduction('SECRETS_KEY', DEV_SECRETS_KEY), 'base64'),
     referralSharePercent: dto.REFERRAL_SHARE_PERCENT ?? 10,

@@ -1,4 +1,6 @@
 import { AccountEntity } from 'src/modules/accounts/account.entity';
+import { AuditEntryEntity } from 'src/modules/audit/audit-entry.entity';
+import { UsageChannelDailyEntity } from 'src/modules/billing/usage-channel-daily.entity';
 import { UsageDailyEntity } from 'src/modules/billing/usage-daily.entity';
 import { UsageRecordEntity } from 'src/modules/billing/usage-record.entity';
 import { ApiKeyEntity } from 'src/modules/api-keys/api-key.entity';
@@ -25,6 +27,7 @@ export const entities = [
   ModelRouteEntity,
   UsageRecordEntity,
   UsageDailyEntity,
+  UsageChannelDailyEntity,
   AccountRateLimitEntity,
   TopupOrderEntity,
   PaymentSettingsEntity,
@@ -34,4 +37,5 @@ export const entities = [
   ChainCursorEntity,
   ConsoleSessionEntity,
   RetiredRefreshTokenEntity,
+  AuditEntryEntity,
 ];

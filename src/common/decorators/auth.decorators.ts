@@ -1,6 +1,7 @@
-import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata, UseInterceptors } from '@nestjs/common';
 import { ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
 import { FastifyRequest } from 'fastify';
+import { AdminAuditInterceptor } from 'src/common/interceptors/admin-audit.interceptor';
 
 export enum AuthKind {
   Public = 'public',
@@ -28,6 +29,8 @@ export interface ConsolePrincipal {
 }
 export interface AdminPrincipal {
   kind: AuthKind.Admin;
+  /** The name of the token presented (ADMIN_TOKENS; ADMIN_TOKEN is `default`): the actor of the audit log. */
+  name: string;
 }
 export type Principal = ApiKeyPrincipal | ConsolePrincipal | AdminPrincipal;
 
@@ -37,8 +40,9 @@ export type AuthenticatedRequest = FastifyRequest & { principal?: Principal };
 export const ApiKeyAuth = () => applyDecorators(SetMetadata(AUTH_KIND, AuthKind.ApiKey), ApiBearerAuth('apiKey'));
 /** `/console`: `Authorization: Bearer <access token from /console/auth/login>`. */
 export const ConsoleAuth = () => applyDecorators(SetMetadata(AUTH_KIND, AuthKind.Console), ApiBearerAuth('console'));
-/** `/admin`: `Authorization: Bearer <ADMIN_TOKEN>`. */
-export const AdminAuth = () => applyDecorators(SetMetadata(AUTH_KIND, AuthKind.Admin), ApiSecurity('admin'));
+/** `/admin`: `Authorization: Bearer <ADMIN_TOKEN>`; every change through it is audited (AdminAuditInterceptor). */
+export const AdminAuth = () =>
+  applyDecorators(SetMetadata(AUTH_KIND, AuthKind.Admin), ApiSecurity('admin'), UseInterceptors(AdminAuditInterceptor));
 /** No credentials needed (health, registration, login). */
 export const PublicRoute = () => SetMetadata(AUTH_KIND, AuthKind.Public);
 

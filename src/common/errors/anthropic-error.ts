@@ -18,6 +18,7 @@ const ANTHROPIC_ERRORS: Record<ErrorKind, { type: string; status?: number }> = {
   [ErrorKind.InvalidApiKey]: { type: 'authentication_error' },
   [ErrorKind.ApiKeyDisabled]: { type: 'permission_error' },
   [ErrorKind.ApiKeyExpired]: { type: 'permission_error' },
+  [ErrorKind.AccountSuspended]: { type: 'permission_error' },
   [ErrorKind.ModelNotPermitted]: { type: 'permission_error' },
   [ErrorKind.KeySpendLimitReached]: { type: 'permission_error' },
   [ErrorKind.InvalidSession]: { type: 'authentication_error' },

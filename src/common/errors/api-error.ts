@@ -10,6 +10,8 @@ export enum ErrorKind {
   InvalidApiKey = 'InvalidApiKey',
   ApiKeyDisabled = 'ApiKeyDisabled',
   ApiKeyExpired = 'ApiKeyExpired',
+  /** An operator suspended the account: its keys are refused and its console is read-only. */
+  AccountSuspended = 'AccountSuspended',
   ModelNotPermitted = 'ModelNotPermitted',
   KeySpendLimitReached = 'KeySpendLimitReached',
   InvalidSession = 'InvalidSession',
@@ -40,6 +42,7 @@ export const ERROR_SHAPES = {
   [ErrorKind.InvalidApiKey]: { status: 401, type: 'invalid_request_error', code: 'invalid_api_key' },
   [ErrorKind.ApiKeyDisabled]: { status: 403, type: 'invalid_request_error', code: 'api_key_disabled' },
   [ErrorKind.ApiKeyExpired]: { status: 403, type: 'invalid_request_error', code: 'api_key_expired' },
+  [ErrorKind.AccountSuspended]: { status: 403, type: 'invalid_request_error', code: 'account_suspended' },
   [ErrorKind.ModelNotPermitted]: { status: 403, type: 'invalid_request_error', code: 'model_not_permitted' },
   [ErrorKind.KeySpendLimitReached]: { status: 403, type: 'invalid_request_error', code: 'key_spend_limit_reached' },
   [ErrorKind.InvalidSession]: { status: 401, type: 'invalid_request_error', code: 'invalid_session' },

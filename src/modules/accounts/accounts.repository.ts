@@ -41,6 +41,22 @@ export class AccountsRepository {
     await manager.update(AccountEntity, { id }, { passwordHash });
   }
 
+  async isSuspended(id: string): Promise<boolean> {
+    const account = await this.accounts.findOne({ select: { id: true, suspendedAt: true }, where: { id } });
+    return (account?.suspendedAt ?? null) !== null;
+  }
+
+  /** Sets (a date) or clears (null) the suspension; null when the account does not exist. */
+  async setSuspension(id: string, suspendedAt: Date | null, reason: string | null): Promise<AccountEntity | null> {
+    const result = await this.accounts
+      .createQueryBuilder()
+      .update()
+      .set({ suspendedAt, suspensionReason: reason })
+      .where('id = :id', { id })
+      .execute();
+    return result.affected ? this.findById(id) : null;
+  }
+
   findByEmail(email: string): Promise<AccountEntity | null> {
     return this.accounts.findOneBy({ email });
   }
