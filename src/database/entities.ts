@@ -1,4 +1,6 @@
+import { AccountTokenEntity } from 'src/modules/account-security/account-token.entity';
 import { AccountEntity } from 'src/modules/accounts/account.entity';
+import { BalanceAlertEntity } from 'src/modules/balance-alerts/balance-alert.entity';
 import { UsageDailyEntity } from 'src/modules/billing/usage-daily.entity';
 import { UsageRecordEntity } from 'src/modules/billing/usage-record.entity';
 import { ApiKeyEntity } from 'src/modules/api-keys/api-key.entity';
@@ -30,4 +32,6 @@ export const entities = [
   DepositAddressEntity,
   ChainDepositEntity,
   ChainCursorEntity,
+  AccountTokenEntity,
+  BalanceAlertEntity,
 ];

@@ -34,6 +34,10 @@ export class AccountEntity {
   @JoinColumn({ name: 'referred_by', foreignKeyConstraintName: 'accounts_referred_by_fkey' })
   referrer?: AccountEntity | null;
 
+  /** When the owner followed the link mailed to the address; null: not yet (AccountTokensRepository). */
+  @Column({ name: 'email_verified_at', type: 'timestamptz', nullable: true })
+  emailVerifiedAt: Date | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }
