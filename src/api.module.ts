@@ -8,7 +8,9 @@ import { createValidationPipe } from 'src/common/pipes/validation.pipe';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { AppConfig } from 'src/config/app-config';
 import { CoreModule } from 'src/core.module';
+import { AccountSecurityModule } from 'src/modules/account-security/account-security.module';
 import { AccountsModule } from 'src/modules/accounts/accounts.module';
+import { BalanceAlertsModule } from 'src/modules/balance-alerts/balance-alerts.module';
 import { ApiKeysModule } from 'src/modules/api-keys/api-keys.module';
 import { AuthModule } from 'src/modules/auth/auth.module';
 import { ChannelsModule } from 'src/modules/channels/channels.module';
@@ -37,6 +39,8 @@ export class ApiModule implements OnApplicationShutdown {
         HealthModule,
         AccountsModule,
         AuthModule,
+        AccountSecurityModule,
+        BalanceAlertsModule,
         ApiKeysModule,
         ChannelsModule,
         ModelsModule,

@@ -12,6 +12,8 @@ export enum ErrorKind {
   ApiKeyExpired = 'ApiKeyExpired',
   ModelNotPermitted = 'ModelNotPermitted',
   KeySpendLimitReached = 'KeySpendLimitReached',
+  /** A console action that needs the account's e-mail address verified first (REQUIRE_EMAIL_VERIFICATION). */
+  EmailNotVerified = 'EmailNotVerified',
   InvalidSession = 'InvalidSession',
   InvalidCredentials = 'InvalidCredentials',
   InvalidAdminToken = 'InvalidAdminToken',
@@ -41,6 +43,7 @@ export const ERROR_SHAPES = {
   [ErrorKind.ApiKeyExpired]: { status: 403, type: 'invalid_request_error', code: 'api_key_expired' },
   [ErrorKind.ModelNotPermitted]: { status: 403, type: 'invalid_request_error', code: 'model_not_permitted' },
   [ErrorKind.KeySpendLimitReached]: { status: 403, type: 'invalid_request_error', code: 'key_spend_limit_reached' },
+  [ErrorKind.EmailNotVerified]: { status: 403, type: 'invalid_request_error', code: 'email_not_verified' },
   [ErrorKind.InvalidSession]: { status: 401, type: 'invalid_request_error', code: 'invalid_session' },
   [ErrorKind.InvalidCredentials]: { status: 401, type: 'invalid_request_error', code: 'invalid_credentials' },
   [ErrorKind.InvalidAdminToken]: { status: 401, type: 'invalid_request_error', code: 'invalid_admin_token' },

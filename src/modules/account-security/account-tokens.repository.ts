@@ -64,6 +64,15 @@ export class AccountTokensRepository {
     );
   }
 
+  /** Whether the account's address is verified; null without the account. */
+  async isEmailVerified(accountId: string): Promise<boolean | null> {
+    const rows = await this.dataSource.query<{ verified: boolean }[]>(
+      'SELECT email_verified_at IS NOT NULL AS verified FROM accounts WHERE id = $1',
+      [accountId],
+    );
+    return rows[0]?.verified ?? null;
+  }
+
   inTransaction<T>(run: (manager: EntityManager) => Promise<T>): Promise<T> {
     return this.dataSource.transaction(run);
   }

@@ -6,12 +6,14 @@ import { AuthController } from 'src/modules/auth/auth.controller';
 import { AuthService } from 'src/modules/auth/auth.service';
 import { AuthThrottle } from 'src/modules/auth/auth-throttle';
 import { PasswordHasherService } from 'src/modules/auth/password-hasher.service';
+import { MailModule } from 'src/modules/mail/mail.module';
 import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
 
 @Module({
   imports: [
     AccountsModule,
     RateLimitsModule,
+    MailModule,
     JwtModule.registerAsync({
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => ({ secret: config.jwtSecret, signOptions: { expiresIn: '12h' } }),
@@ -19,6 +21,6 @@ import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
   ],
   controllers: [AuthController],
   providers: [AuthService, AuthThrottle, PasswordHasherService],
-  exports: [AuthService],
+  exports: [AuthService, PasswordHasherService],
 })
 export class AuthModule {}

@@ -7,6 +7,7 @@ import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
 import { AccountResponseDto, SessionResponseDto } from 'src/modules/accounts/dto/account.dto';
 import { AuthAction, AuthThrottle } from 'src/modules/auth/auth-throttle';
 import { PasswordHasherService } from 'src/modules/auth/password-hasher.service';
+import { MailQueue } from 'src/modules/mail/mail.queue';
 
 // Unambiguous characters only (no 0/O, 1/I/L), since people type referral codes by hand.
 const REFERRAL_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
@@ -25,6 +26,7 @@ export class AuthService {
     private readonly jwt: JwtService,
     private readonly passwords: PasswordHasherService,
     private readonly throttle: AuthThrottle,
+    private readonly mail: MailQueue,
   ) {}
 
   /** `ip` is the client's address as the HTTP server resolved it (behind TRUST_PROXY's proxies only). */
@@ -65,6 +67,7 @@ export class AuthService {
         referredBy: referrer?.id ?? null,
       });
       if (created instanceof AccountEntity) {
+        await this.mail.sendVerification(created.id);
         return this.session(created);
       }
       if (created.conflict === 'email') {
