@@ -30,6 +30,7 @@ describe('console auth', () => {
           email,
           balance: '0',
           referralCode: expect.stringMatching(/^\S{4,}$/),
+          emailVerified: false,
           createdAt: expect.stringMatching(ISO_DATE_TIME),
         },
       });
@@ -181,6 +182,7 @@ describe('console auth', () => {
           email: expect.any(String),
           balance: '0',
           referralCode: expect.any(String),
+          emailVerified: false,
           createdAt: expect.stringMatching(ISO_DATE_TIME),
         },
       });

@@ -125,7 +125,7 @@ describe('low-balance alerts and referral credit after verification (worker, rea
     const referrer = await gateway.newCustomer({ balance: '0' });
     const referralCode: string = (await gateway.call('GET', '/console/referrals', { token: referrer.token })).body
       .referralCode;
-    const invitee = await gateway.newCustomer({ balance: '10', referralCode });
+    const invitee = await gateway.newCustomer({ balance: '10', referralCode, verified: false });
     const referrals = async () => (await gateway.call('GET', '/console/referrals', { token: referrer.token })).body;
 
     await spend(invitee);

@@ -8,12 +8,7 @@ import {
   ApiTags,
   ApiTooManyRequestsResponse,
 } from '@nestjs/swagger';
-import {
-  ConsoleAuth,
-  ConsolePrincipal,
-  CurrentPrincipal,
-  PublicRoute,
-} from 'src/common/decorators/auth.decorators';
+import { ConsoleAuth, ConsolePrincipal, CurrentPrincipal, PublicRoute } from 'src/common/decorators/auth.decorators';
 import {
   EmailVerifiedResponseDto,
   MailAcceptedResponseDto,
@@ -59,7 +54,10 @@ export class AccountSecurityController {
   @Post('password-reset')
   @PublicRoute()
   @HttpCode(202)
-  @ApiAcceptedResponse({ type: MailAcceptedResponseDto, description: 'The same answer whether an account uses the address or not' })
+  @ApiAcceptedResponse({
+    type: MailAcceptedResponseDto,
+    description: 'The same answer whether an account uses the address or not',
+  })
   async requestPasswordReset(@Body() dto: PasswordResetRequestDto, @Ip() ip: string): Promise<MailAcceptedResponseDto> {
     await this.reset.request(dto.email, ip);
     return { message: RESET_ACCEPTED };

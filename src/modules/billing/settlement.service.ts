@@ -149,7 +149,9 @@ export class SettlementService {
     );
     const referrers = [...result.snapshots].filter(([id]) => !payloads.some((payload) => payload.accountId === id));
     await Promise.all(referrers.map(([id, snapshot]) => this.gate.sync(id, snapshot)));
-    await this.alerts.checkAfterSettlement(result.applied.length > 0 ? [...new Set(payloads.map((p) => p.accountId))] : []);
+    await this.alerts.checkAfterSettlement(
+      result.applied.length > 0 ? [...new Set(payloads.map((p) => p.accountId))] : [],
+    );
   }
 }
 

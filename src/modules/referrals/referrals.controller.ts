@@ -19,7 +19,11 @@ export class InviteeDto {
   })
   verifiedAt: string;
 
-  @ApiProperty({ pattern: MONEY_PATTERN, description: "Referral credit the invitee's usage brought, USD", example: '0.42' })
+  @ApiProperty({
+    pattern: MONEY_PATTERN,
+    description: "Referral credit the invitee's usage brought, USD",
+    example: '0.42',
+  })
   credited: string;
 }
 

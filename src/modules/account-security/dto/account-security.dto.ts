@@ -32,7 +32,10 @@ export class PasswordResetRequestDto {
 }
 
 export class PasswordResetConfirmDto {
-  @ApiProperty({ description: 'The token from the link in the reset mail (valid 30 minutes, once)', example: TOKEN_EXAMPLE })
+  @ApiProperty({
+    description: 'The token from the link in the reset mail (valid 30 minutes, once)',
+    example: TOKEN_EXAMPLE,
+  })
   @IsString()
   @Length(1, 200, { message: 'token must be the token from the mail' })
   token: string;
