@@ -1,4 +1,4 @@
-import { AccountTokenEntity } from 'src/modules/account-security/account-token.entity';
+import { AccountTokenEntity } from 'src/modules/mail/account-token.entity';
 import { AccountEntity } from 'src/modules/accounts/account.entity';
 import { BalanceAlertEntity } from 'src/modules/balance-alerts/balance-alert.entity';
 import { UsageDailyEntity } from 'src/modules/billing/usage-daily.entity';

@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AccountSecurityController } from 'src/modules/account-security/account-security.controller';
 import { AccountSecurityThrottle } from 'src/modules/account-security/account-security.throttle';
-import { AccountTokensRepository } from 'src/modules/account-security/account-tokens.repository';
 import { EmailVerificationService } from 'src/modules/account-security/email-verification.service';
 import { PasswordResetService } from 'src/modules/account-security/password-reset.service';
 import { AuthModule } from 'src/modules/auth/auth.module';
@@ -15,6 +14,6 @@ import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
 @Module({
   imports: [AuthModule, MailModule, RateLimitsModule],
   controllers: [AccountSecurityController],
-  providers: [AccountTokensRepository, AccountSecurityThrottle, EmailVerificationService, PasswordResetService],
+  providers: [AccountSecurityThrottle, EmailVerificationService, PasswordResetService],
 })
 export class AccountSecurityModule {}

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { AccountSecurityThrottle } from 'src/modules/account-security/account-security.throttle';
-import { AccountTokenPurpose } from 'src/modules/account-security/account-token.entity';
-import { AccountTokensRepository } from 'src/modules/account-security/account-tokens.repository';
+import { AccountTokenPurpose } from 'src/modules/mail/account-token.entity';
+import { AccountTokensRepository } from 'src/modules/mail/account-tokens.repository';
 import { MailQueue } from 'src/modules/mail/mail.queue';
 
 /** What a token that cannot be used is told, whatever the reason: unknown, used, expired or for something else. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AccountSecurityThrottle } from 'src/modules/account-security/account-security.throttle';
-import { AccountTokenPurpose } from 'src/modules/account-security/account-token.entity';
-import { AccountTokensRepository } from 'src/modules/account-security/account-tokens.repository';
+import { AccountTokenPurpose } from 'src/modules/mail/account-token.entity';
+import { AccountTokensRepository } from 'src/modules/mail/account-tokens.repository';
 import { invalidToken } from 'src/modules/account-security/email-verification.service';
 import { PasswordHasherService } from 'src/modules/auth/password-hasher.service';
 import { MailQueue } from 'src/modules/mail/mail.queue';

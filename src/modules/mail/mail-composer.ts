@@ -2,8 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { MailJob, MailJobPayloads } from 'src/common/queue/queue.constants';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
-import { AccountTokenPurpose } from 'src/modules/account-security/account-token.entity';
-import { AccountTokensRepository } from 'src/modules/account-security/account-tokens.repository';
+import { AccountTokenPurpose } from 'src/modules/mail/account-token.entity';
+import { AccountTokensRepository } from 'src/modules/mail/account-tokens.repository';
 import {
   consoleLink,
   lowBalanceMail,

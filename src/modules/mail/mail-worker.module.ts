@@ -1,7 +1,6 @@
 import { registerQueue } from 'src/common/queue/bull-queues';
 import { QueueName } from 'src/common/queue/queue.constants';
 import { Module } from '@nestjs/common';
-import { AccountTokensRepository } from 'src/modules/account-security/account-tokens.repository';
 import { MailComposer } from 'src/modules/mail/mail-composer';
 import { MailModule } from 'src/modules/mail/mail.module';
 import { MailProcessor } from 'src/modules/mail/mail.processor';
@@ -11,6 +10,6 @@ import { MailTransport } from 'src/modules/mail/mail-transport';
 @Module({
   // The queue is registered here too: BullMQ attaches a module's processors to the queues it registers.
   imports: [MailModule, registerQueue(QueueName.Mail)],
-  providers: [MailProcessor, MailComposer, MailTransport, AccountTokensRepository],
+  providers: [MailProcessor, MailComposer, MailTransport],
 })
 export class MailWorkerModule {}

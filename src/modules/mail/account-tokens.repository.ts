@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash, randomBytes } from 'node:crypto';
-import { AccountTokenPurpose } from 'src/modules/account-security/account-token.entity';
+import { AccountTokenPurpose } from 'src/modules/mail/account-token.entity';
 import { DataSource, EntityManager } from 'typeorm';
 
 /** 32 random bytes: guessing one is hopeless, so a fast hash is enough to keep the table useless if leaked. */
