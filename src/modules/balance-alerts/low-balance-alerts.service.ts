@@ -24,11 +24,19 @@ export class LowBalanceAlerts {
     }
     try {
       for (const accountId of await this.latch(accountIds)) {
-        await this.mail.sendLowBalanceAlert(accountId);
+        await this.mail.sendLowBalanceAlert(accountId).catch(async (error: Error) => {
+          // Not enqueued: unlatched, so the account's next settlement tries again.
+          await this.unlatch(accountId);
+          throw error;
+        });
       }
     } catch (error) {
       this.logger.error({ err: (error as Error).message }, 'low-balance alert check failed');
     }
+  }
+
+  private async unlatch(accountId: string): Promise<void> {
+    await this.dataSource.query('UPDATE balance_alerts SET alert_sent = false WHERE account_id = $1', [accountId]);
   }
 
   /**
