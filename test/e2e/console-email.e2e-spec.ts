@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { metrics } from 'src/common/metrics/metrics';
 import { TestGateway, TestWorker } from 'test/support/gateway';
 import { SmtpSink, tokenOf } from 'test/support/smtp-sink';
 import { DataSource } from 'typeorm';
@@ -30,6 +31,11 @@ describe('console e-mail: verification, resend and password reset by mailed link
     await gateway.close();
     await sink.stop();
   });
+
+  async function mailsCounted(kind: string, outcome: string): Promise<number> {
+    const { values } = await metrics.mails.get();
+    return values.find((value) => value.labels.kind === kind && value.labels.outcome === outcome)?.value ?? 0;
+  }
 
   const newEmail = () => `user-${randomUUID()}@example.com`;
 
@@ -131,6 +137,8 @@ describe('console e-mail: verification, resend and password reset by mailed link
       await sink.start();
       const mails = await sink.waitFor(email, 1, 20_000);
       expect(mails).toHaveLength(1);
+      // The worker (in this process) failed and backed off before the server came back.
+      expect(await mailsCounted('verify-email', 'retried')).toBeGreaterThan(0);
       expect((await verify(tokenOf(mails[0]))).status).toBe(200);
       expect((await createKey(session)).status).toBe(201);
     } finally {
