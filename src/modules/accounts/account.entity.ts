@@ -34,7 +34,7 @@ export class AccountEntity {
   @JoinColumn({ name: 'referred_by', foreignKeyConstraintName: 'accounts_referred_by_fkey' })
   referrer?: AccountEntity | null;
 
-  /** When the owner followed the link mailed to the address; null: not yet (AccountTokensRepository). */
+  /** When the owner followed the link mailed to the address; null: not yet (EmailVerificationService). */
   @Column({ name: 'email_verified_at', type: 'timestamptz', nullable: true })
   emailVerifiedAt: Date | null;
 
