@@ -9,7 +9,9 @@ import { REDIS } from 'src/common/redis/redis.tokens';
 import { AppConfig } from 'src/config/app-config';
 import { CoreModule } from 'src/core.module';
 import { AccountAdminModule } from 'src/modules/account-admin/account-admin.module';
+import { AccountSecurityModule } from 'src/modules/account-security/account-security.module';
 import { AccountsModule } from 'src/modules/accounts/accounts.module';
+import { BalanceAlertsModule } from 'src/modules/balance-alerts/balance-alerts.module';
 import { ApiKeysModule } from 'src/modules/api-keys/api-keys.module';
 import { AuditModule } from 'src/modules/audit/audit.module';
 import { AuthModule } from 'src/modules/auth/auth.module';
@@ -41,6 +43,8 @@ export class ApiModule implements OnApplicationShutdown {
         AuditModule,
         AccountsModule,
         AuthModule,
+        AccountSecurityModule,
+        BalanceAlertsModule,
         ApiKeysModule,
         ChannelsModule,
         ModelsModule,

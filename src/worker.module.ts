@@ -9,6 +9,7 @@ import { CoreModule } from 'src/core.module';
 import { BillingWorkerModule } from 'src/modules/billing/billing-worker.module';
 import { WorkerGauges } from 'src/modules/health/worker-gauges';
 import { WorkerMetricsServer } from 'src/modules/health/worker-metrics.server';
+import { MailWorkerModule } from 'src/modules/mail/mail-worker.module';
 import { PaymentsWorkerModule } from 'src/modules/payments/payments-worker.module';
 import { DataSource } from 'typeorm';
 
@@ -24,7 +25,7 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [CoreModule.forRoot(config, logger), BillingWorkerModule, PaymentsWorkerModule],
+      imports: [CoreModule.forRoot(config, logger), BillingWorkerModule, PaymentsWorkerModule, MailWorkerModule],
       providers: [WorkerMetricsServer, WorkerGauges],
     };
   }

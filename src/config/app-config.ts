@@ -4,6 +4,7 @@ import { AdminToken, adminTokensOf } from 'src/config/admin-tokens';
 import { ConfigError } from 'src/config/config-error';
 import { corsOriginsOf, CorsOrigins } from 'src/config/cors-origins';
 import { EnvDto } from 'src/config/env.dto';
+import { MailConfig, mailConfigOf } from 'src/config/mail-config';
 import { PaymentsConfig, paymentsConfigOf } from 'src/config/payments-config';
 import { splitList } from 'src/config/trusted-proxies';
 
@@ -90,6 +91,8 @@ export interface AppConfig {
   workerMetricsPort: number | null;
   /** Wallets, their keys and how pending orders are polled (payments-config.ts). */
   payments: PaymentsConfig;
+  /** SMTP, the console's URL for links, and whether accounts must verify their e-mail (mail-config.ts). */
+  mail: MailConfig;
 }
 
 export { ConfigError };
@@ -212,6 +215,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     holdSweepAgeMs,
     workerMetricsPort: dto.WORKER_METRICS_PORT ?? null,
     payments: paymentsConfigOf(dto),
+    mail: mailConfigOf(dto),
   };
 }
 

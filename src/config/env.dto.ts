@@ -1,5 +1,16 @@
 import { Transform } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, ValidateBy } from 'class-validator';
+import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateBy,
+} from 'class-validator';
 import { isOriginList } from 'src/config/cors-origins';
 import { isTrustedProxyList } from 'src/config/trusted-proxies';
 
@@ -396,4 +407,34 @@ export class EnvDto {
   @IsInt()
   @Min(1000)
   TRON_COLD_POLL_EVERY_MS?: number;
+
+  @IsOptional()
+  @Matches(/^smtps?:\/\/[^\s]+$/, { message: 'must be an smtp:// or smtps:// URL (smtp://user:pass@host:587)' })
+  SMTP_URL?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(320)
+  MAIL_FROM?: string;
+
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s?#]+$/, { message: 'must be the http(s) URL of the web console, without query' })
+  CONSOLE_URL?: string;
+
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  REQUIRE_EMAIL_VERIFICATION?: 'true' | 'false';
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(50)
+  MAIL_ATTEMPTS?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
+  MAIL_RETRY_DELAY_MS?: number;
 }

@@ -1,6 +1,8 @@
+import { AccountTokenEntity } from 'src/modules/mail/account-token.entity';
 import { AccountEntity } from 'src/modules/accounts/account.entity';
 import { AuditEntryEntity } from 'src/modules/audit/audit-entry.entity';
 import { UsageChannelDailyEntity } from 'src/modules/billing/usage-channel-daily.entity';
+import { BalanceAlertEntity } from 'src/modules/balance-alerts/balance-alert.entity';
 import { UsageDailyEntity } from 'src/modules/billing/usage-daily.entity';
 import { UsageRecordEntity } from 'src/modules/billing/usage-record.entity';
 import { ApiKeyEntity } from 'src/modules/api-keys/api-key.entity';
@@ -38,4 +40,6 @@ export const entities = [
   ConsoleSessionEntity,
   RetiredRefreshTokenEntity,
   AuditEntryEntity,
+  AccountTokenEntity,
+  BalanceAlertEntity,
 ];

@@ -26,6 +26,17 @@ export async function consoleWalkthrough(baseUrl: string): Promise<void> {
     throw new Error(registered.error.error.message);
   }
   assertType<Equal<typeof registered.data.account.balance, string>>();
+  assertType<Equal<typeof registered.data.account.emailVerified, boolean>>();
+
+  // The link in the verification mail carries the token; until it is followed, no keys or top-ups.
+  const verified = await client.POST('/console/auth/verify-email', {
+    body: { token: 'q3JxV9mB0c6Yy1kTzR2p8wE4nL5sH7aD0fG2jK9uXcM' },
+  });
+  if (!verified.data) {
+    assertType<Equal<typeof verified.error, ApiError>>();
+    throw new Error(verified.error.error.param ?? verified.error.error.message);
+  }
+  assertType<Equal<typeof verified.data.emailVerified, boolean>>();
 
   const session = await client.POST('/console/auth/login', {
     body: { email: 'ada@example.com', password: 'correct horse battery staple' },
@@ -35,6 +46,13 @@ export async function consoleWalkthrough(baseUrl: string): Promise<void> {
   }
   assertType<Equal<typeof session.data.accessToken, string>>();
   const headers = { Authorization: `Bearer ${session.data.accessToken}` };
+
+  const alert = await client.PUT('/console/account/alerts', { headers, body: { lowBalanceThreshold: '5' } });
+  if (!alert.data) {
+    throw new Error(alert.error.error.message);
+  }
+  assertType<Equal<typeof alert.data.lowBalanceThreshold, string | null>>();
+  assertType<Equal<typeof alert.data.alertSent, boolean>>();
 
   const key = await client.POST('/console/keys', {
     headers,

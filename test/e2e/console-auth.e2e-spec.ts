@@ -39,6 +39,7 @@ describe('console auth', () => {
           email,
           balance: '0',
           referralCode: expect.stringMatching(/^\S{4,}$/),
+          emailVerified: false,
           createdAt: expect.stringMatching(ISO_DATE_TIME),
         },
       });
@@ -190,6 +191,7 @@ describe('console auth', () => {
           email: expect.any(String),
           balance: '0',
           referralCode: expect.any(String),
+          emailVerified: false,
           createdAt: expect.stringMatching(ISO_DATE_TIME),
         },
       });

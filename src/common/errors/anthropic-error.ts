@@ -21,6 +21,7 @@ const ANTHROPIC_ERRORS: Record<ErrorKind, { type: string; status?: number }> = {
   [ErrorKind.AccountSuspended]: { type: 'permission_error' },
   [ErrorKind.ModelNotPermitted]: { type: 'permission_error' },
   [ErrorKind.KeySpendLimitReached]: { type: 'permission_error' },
+  [ErrorKind.EmailNotVerified]: { type: 'permission_error' },
   [ErrorKind.InvalidSession]: { type: 'authentication_error' },
   [ErrorKind.InvalidCredentials]: { type: 'authentication_error' },
   [ErrorKind.InvalidAdminToken]: { type: 'authentication_error' },

@@ -14,6 +14,8 @@ export enum ErrorKind {
   AccountSuspended = 'AccountSuspended',
   ModelNotPermitted = 'ModelNotPermitted',
   KeySpendLimitReached = 'KeySpendLimitReached',
+  /** A console action that needs the account's e-mail address verified first (REQUIRE_EMAIL_VERIFICATION). */
+  EmailNotVerified = 'EmailNotVerified',
   InvalidSession = 'InvalidSession',
   InvalidCredentials = 'InvalidCredentials',
   InvalidAdminToken = 'InvalidAdminToken',
@@ -45,6 +47,7 @@ export const ERROR_SHAPES = {
   [ErrorKind.AccountSuspended]: { status: 403, type: 'invalid_request_error', code: 'account_suspended' },
   [ErrorKind.ModelNotPermitted]: { status: 403, type: 'invalid_request_error', code: 'model_not_permitted' },
   [ErrorKind.KeySpendLimitReached]: { status: 403, type: 'invalid_request_error', code: 'key_spend_limit_reached' },
+  [ErrorKind.EmailNotVerified]: { status: 403, type: 'invalid_request_error', code: 'email_not_verified' },
   [ErrorKind.InvalidSession]: { status: 401, type: 'invalid_request_error', code: 'invalid_session' },
   [ErrorKind.InvalidCredentials]: { status: 401, type: 'invalid_request_error', code: 'invalid_credentials' },
   [ErrorKind.InvalidAdminToken]: { status: 401, type: 'invalid_request_error', code: 'invalid_admin_token' },

@@ -3,6 +3,7 @@ export enum QueueName {
   Billing = 'billing',
   Payments = 'payments',
   ChainWatch = 'chain-watch',
+  Mail = 'mail',
 }
 
 export enum BillingJob {
@@ -80,3 +81,20 @@ export enum ChainWatchJob {
   Trc20 = 'watch-trc20',
   Erc20 = 'watch-erc20',
 }
+
+/**
+ * Mails the worker sends. Jobs carry no secret: the worker mints a mailed token (and stores its hash)
+ * when it sends, so a token exists only in the mail. A password reset carries the address typed in,
+ * as the API must not look it up (the answer would then depend on whether an account uses it).
+ */
+export enum MailJob {
+  VerifyEmail = 'verify-email',
+  PasswordReset = 'password-reset',
+  LowBalance = 'low-balance',
+}
+
+export type MailJobPayloads = {
+  [MailJob.VerifyEmail]: { accountId: string };
+  [MailJob.PasswordReset]: { email: string };
+  [MailJob.LowBalance]: { accountId: string };
+};

@@ -42,6 +42,10 @@ export class AccountEntity {
   @Column({ name: 'suspension_reason', type: 'text', nullable: true })
   suspensionReason: string | null;
 
+  /** When the owner followed the link mailed to the address; null: not yet (EmailVerificationService). */
+  @Column({ name: 'email_verified_at', type: 'timestamptz', nullable: true })
+  emailVerifiedAt: Date | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }

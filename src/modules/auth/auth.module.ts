@@ -13,6 +13,7 @@ import { PasswordChangeService } from 'src/modules/auth/password-change.service'
 import { PasswordController } from 'src/modules/auth/password.controller';
 import { PasswordHasherService } from 'src/modules/auth/password-hasher.service';
 import { SessionsController } from 'src/modules/auth/sessions.controller';
+import { MailModule } from 'src/modules/mail/mail.module';
 import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
 
 @Module({
@@ -20,6 +21,7 @@ import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
     AccountsModule,
     RateLimitsModule,
     TypeOrmModule.forFeature([ConsoleSessionEntity]),
+    MailModule,
     JwtModule.registerAsync({
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => ({
@@ -37,6 +39,6 @@ import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
     ConsoleSessionsRepository,
     PasswordChangeService,
   ],
-  exports: [AuthService, ConsoleSessions],
+  exports: [AuthService, ConsoleSessions, PasswordHasherService],
 })
 export class AuthModule {}

@@ -7,6 +7,7 @@ import { AccountResponseDto, SessionResponseDto } from 'src/modules/accounts/dto
 import { AuthThrottle } from 'src/modules/auth/auth-throttle';
 import { ConsoleSessions, SessionClient } from 'src/modules/auth/console-sessions.service';
 import { PasswordHasherService } from 'src/modules/auth/password-hasher.service';
+import { MailQueue } from 'src/modules/mail/mail.queue';
 
 // Unambiguous characters only (no 0/O, 1/I/L), since people type referral codes by hand.
 const REFERRAL_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
@@ -21,6 +22,7 @@ export class AuthService {
     private readonly sessions: ConsoleSessions,
     private readonly passwords: PasswordHasherService,
     private readonly throttle: AuthThrottle,
+    private readonly mail: MailQueue,
   ) {}
 
   /** `client.ip` is the client's address as the HTTP server resolved it (behind TRUST_PROXY's proxies only). */
@@ -53,6 +55,7 @@ export class AuthService {
         referredBy: referrer?.id ?? null,
       });
       if (created instanceof AccountEntity) {
+        await this.mail.sendVerification(created.id);
         return this.session(created, client);
       }
       if (created.conflict === 'email') {

@@ -30,9 +30,12 @@ export class SettlementRepository {
 
   /** Each account's referrer (null without one); accounts that do not exist are left out. */
   async findReferrers(manager: EntityManager, accountIds: string[]): Promise<Map<string, string | null>> {
-    // referred_by never changes after registration, so it can be read before taking locks.
+    // referred_by never changes after registration, so it can be read before taking locks. A
+    // referral takes effect once the invitee verified its e-mail: until then, no credit (whatever
+    // REQUIRE_EMAIL_VERIFICATION says), so an address nobody reads cannot earn its own rebate.
     const rows = await manager.query<{ id: string; referred_by: string | null }[]>(
-      'SELECT id, referred_by FROM accounts WHERE id = ANY($1::uuid[])',
+      `SELECT id, CASE WHEN email_verified_at IS NOT NULL THEN referred_by END AS referred_by
+       FROM accounts WHERE id = ANY($1::uuid[])`,
       [accountIds],
     );
     return new Map(rows.map((row) => [row.id, row.referred_by]));

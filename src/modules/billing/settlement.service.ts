@@ -8,6 +8,7 @@ import { SettlementBatchService, SettlementResult } from 'src/modules/billing/se
 import { isDatabaseUnavailable, isLockTimeout } from 'src/modules/billing/settlement.repository';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
 import { BalanceGateService } from 'src/modules/ledger/balance-gate.service';
+import { LowBalanceAlerts } from 'src/modules/balance-alerts/low-balance-alerts.service';
 
 /** Usages claimed, and settled in one transaction, at a time. */
 const CLAIM_BATCH = 500;
@@ -30,6 +31,7 @@ export class SettlementService {
     private readonly batch: SettlementBatchService,
     private readonly usage: UsageQueueService,
     private readonly gate: BalanceGateService,
+    private readonly alerts: LowBalanceAlerts,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -160,6 +162,9 @@ export class SettlementService {
     );
     const referrers = [...result.snapshots].filter(([id]) => !payloads.some((payload) => payload.accountId === id));
     await Promise.all(referrers.map(([id, snapshot]) => this.gate.sync(id, snapshot)));
+    await this.alerts.checkAfterSettlement(
+      result.applied.length > 0 ? [...new Set(payloads.map((p) => p.accountId))] : [],
+    );
   }
 }
 

@@ -63,6 +63,9 @@ export type RefusedPosting = Extract<
 //   position) follow that order.
 // - Several accounts are locked in the order the UPDATE meets them: callers that run batches
 //   concurrently lock the accounts first, in id order (lockBalances).
+// - A low-balance alert that was sent is armed again once an entry leaves the balance at or above
+//   its threshold, in the same statement: every credit (a top-up, an adjustment, a referral credit)
+//   passes here, so none can lift the balance without re-arming it.
 // One row per account of the batch comes back: its balance and version if it moved, and the
 // positions of its postings left out (normally none).
 const POST_MANY_SQL = `
@@ -87,6 +90,11 @@ const POST_MANY_SQL = `
     FROM totals t
     WHERE a.id = t.account_id AND a.balance + t.lowest >= 0
     RETURNING a.id, a.balance, a.balance_version, t.delta
+  ),
+  rearmed AS (
+    UPDATE balance_alerts b SET alert_sent = false, updated_at = now()
+    FROM updated u
+    WHERE b.account_id = u.id AND b.alert_sent AND u.balance >= b.threshold
   ),
   inserted AS (
     INSERT INTO ledger_entries (account_id, kind, amount, balance_after, reference, description, created_at)

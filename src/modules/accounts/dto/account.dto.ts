@@ -19,6 +19,12 @@ export class AccountResponseDto {
   @ApiProperty({ example: 'K7QX2MPA' })
   referralCode: string;
 
+  @ApiProperty({
+    description: 'The owner followed the link mailed to the address; until then no keys or top-ups (when required)',
+    example: true,
+  })
+  emailVerified: boolean;
+
   @ApiProperty({ example: '2026-11-21T08:30:00.000Z', format: 'date-time' })
   createdAt: string;
 
@@ -28,6 +34,7 @@ export class AccountResponseDto {
       email: account.email,
       balance: formatUsd(account.balance),
       referralCode: account.referralCode,
+      emailVerified: account.emailVerifiedAt !== null,
       createdAt: account.createdAt.toISOString(),
     };
   }
