@@ -25,7 +25,13 @@ module.exports = {
     {
       ...common,
       displayName: 'unit',
-      testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/tools/**/*.spec.ts', '<rootDir>/test/support/**/*.spec.ts'],
+      testMatch: [
+        '<rootDir>/src/**/*.spec.ts',
+        '<rootDir>/tools/**/*.spec.ts',
+        '<rootDir>/test/support/**/*.spec.ts',
+        // deploy/'s manifests, alert rules and dashboard, checked against the code (no database needed).
+        '<rootDir>/test/deploy/**/*.spec.ts',
+      ],
     },
     // Repositories and services on the run's fresh Postgres (and Redis), without the HTTP app.
     { ...common, ...withDatabase, displayName: 'integration', testMatch: ['<rootDir>/test/**/*.integration-spec.ts'] },

@@ -8,8 +8,12 @@ import { createValidationPipe } from 'src/common/pipes/validation.pipe';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { AppConfig } from 'src/config/app-config';
 import { CoreModule } from 'src/core.module';
+import { AccountAdminModule } from 'src/modules/account-admin/account-admin.module';
+import { AccountSecurityModule } from 'src/modules/account-security/account-security.module';
 import { AccountsModule } from 'src/modules/accounts/accounts.module';
+import { BalanceAlertsModule } from 'src/modules/balance-alerts/balance-alerts.module';
 import { ApiKeysModule } from 'src/modules/api-keys/api-keys.module';
+import { AuditModule } from 'src/modules/audit/audit.module';
 import { AuthModule } from 'src/modules/auth/auth.module';
 import { ChannelsModule } from 'src/modules/channels/channels.module';
 import { ChatCompletionsModule } from 'src/modules/chat-completions/chat-completions.module';
@@ -20,6 +24,7 @@ import { PaymentsModule } from 'src/modules/payments/payments.module';
 import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
 import { ReferralsModule } from 'src/modules/referrals/referrals.module';
 import { MessagesModule } from 'src/modules/messages/messages.module';
+import { ReportsModule } from 'src/modules/reports/reports.module';
 import { ResponsesModule } from 'src/modules/responses/responses.module';
 import { TextCompletionsModule } from 'src/modules/text-completions/text-completions.module';
 import { UsageModule } from 'src/modules/usage/usage.module';
@@ -35,8 +40,11 @@ export class ApiModule implements OnApplicationShutdown {
       imports: [
         CoreModule.forRoot(config, logger),
         HealthModule,
+        AuditModule,
         AccountsModule,
         AuthModule,
+        AccountSecurityModule,
+        BalanceAlertsModule,
         ApiKeysModule,
         ChannelsModule,
         ModelsModule,
@@ -49,6 +57,8 @@ export class ApiModule implements OnApplicationShutdown {
         UsageModule,
         ReferralsModule,
         PaymentsModule,
+        AccountAdminModule,
+        ReportsModule,
       ],
       providers: [
         { provide: APP_GUARD, useClass: AuthGuard },

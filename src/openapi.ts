@@ -15,7 +15,7 @@ const ANTHROPIC_ERROR_SCHEMA = { $ref: '#/components/schemas/AnthropicErrorDto' 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid request: `param` names the field or parameter',
   401: 'Missing or invalid credentials',
-  403: 'Refused: the key is disabled or expired, the model not permitted for it, or the balance or the key spend limit too low',
+  403: 'Refused: the key is disabled or expired, its account suspended, the model not permitted for it, or the balance or the key spend limit too low',
   404: 'Not found',
   409: 'Conflict',
   429: 'Rate limited; see the retry-after header',
@@ -31,8 +31,14 @@ const PATH_PARAMETERS: Record<string, { format?: string; example: string }> = {
   accountId: { format: 'uuid', example: '3f1c2a9e-8b4d-4c6e-9a7b-1d2e3f4a5b6c' },
   keyId: { format: 'uuid', example: '9b2d7c1e-4f3a-4e5b-8c6d-7e8f9a0b1c2d' },
   topupId: { format: 'uuid', example: '5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9' },
+  sessionId: { format: 'uuid', example: '7c9e6679-7425-40de-944b-e07fc1f90ae7' },
   modelId: { example: 'gpt-4o' },
   channelId: { example: 'openai-main' },
+};
+/** Changes refused for reasons of their own surface: a suspended account's console, an audit log that cannot be written. */
+const CHANGE_ERROR_DESCRIPTIONS: Record<string, Record<number, string>> = {
+  '/console/': { 403: 'The account is suspended (`account_suspended`): its console is read-only' },
+  '/admin/': { 503: 'The audit log cannot be written now; nothing was changed' },
 };
 /** The wallets' notifications answer in the wallets' own shapes, not SPEC's. */
 const OWN_ERROR_SHAPES = ['/webhooks/'];
@@ -67,7 +73,7 @@ function sortKeys(value: unknown): unknown {
  * invalid (400), credentials missing (401), a path id unknown (404); /v1 also refuses (403), rate
  * limits (429) and may fail upstream or be overloaded (5xx).
  */
-function errorStatusesOf(path: string, operation: Operation): number[] {
+function errorStatusesOf(path: string, operation: Operation, method: string): number[] {
   const statuses: number[] = [];
   const parameters = (operation.parameters ?? []) as { in?: string }[];
   if (operation.requestBody || parameters.some((parameter) => parameter.in !== 'header')) {
@@ -78,6 +84,9 @@ function errorStatusesOf(path: string, operation: Operation): number[] {
   }
   if (path.includes('{')) {
     statuses.push(404);
+  }
+  if (method !== 'get' && !path.startsWith('/console/auth/')) {
+    statuses.push(...Object.keys(changeErrorsOf(path)).map(Number));
   }
   if (path.startsWith('/v1/')) {
     statuses.push(403, 429, speaksAnthropic(path) ? 529 : 503);
@@ -114,6 +123,10 @@ function describeParameters(document: OpenAPIObject): void {
   }
 }
 
+function changeErrorsOf(path: string): Record<number, string> {
+  return Object.entries(CHANGE_ERROR_DESCRIPTIONS).find(([prefix]) => path.startsWith(prefix))?.[1] ?? {};
+}
+
 function speaksAnthropic(path: string): boolean {
   return ANTHROPIC_WIRE_PATHS.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
 }
@@ -129,10 +142,13 @@ function addErrorResponses(document: OpenAPIObject): void {
     }
     const anthropic = speaksAnthropic(path);
     const schema = anthropic ? ANTHROPIC_ERROR_SCHEMA : ERROR_SCHEMA;
-    for (const operation of Object.values(item) as Operation[]) {
+    for (const [method, operation] of Object.entries(item) as [string, Operation][]) {
       const responses = operation.responses as Record<string, ResponseObject>;
-      for (const status of errorStatusesOf(path, operation)) {
-        const description = (anthropic && ANTHROPIC_ERROR_DESCRIPTIONS[status]) || ERROR_DESCRIPTIONS[status];
+      for (const status of errorStatusesOf(path, operation, method)) {
+        const description =
+          (anthropic && ANTHROPIC_ERROR_DESCRIPTIONS[status]) ||
+          (method !== 'get' && changeErrorsOf(path)[status]) ||
+          ERROR_DESCRIPTIONS[status];
         responses[status] ??= { description };
       }
       for (const [status, response] of Object.entries(responses)) {
@@ -185,6 +201,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'A customer key, `sk-…`' }, 'apiKey')
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Console session' }, 'console')
     .addSecurity('admin', { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' })
+    .addSecurity('metrics', { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, when it is set' })
     .build();
   const document = SwaggerModule.createDocument(app, config, {
     // The controller method names are the operationIds: unique, readable, and kept once published.

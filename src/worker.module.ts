@@ -7,8 +7,10 @@ import { REDIS } from 'src/common/redis/redis.tokens';
 import { AppConfig } from 'src/config/app-config';
 import { CoreModule } from 'src/core.module';
 import { BillingWorkerModule } from 'src/modules/billing/billing-worker.module';
+import { WorkerGauges } from 'src/modules/health/worker-gauges';
 import { WorkerMetricsServer } from 'src/modules/health/worker-metrics.server';
 import { PartitionsModule } from 'src/modules/partitions/partitions.module';
+import { MailWorkerModule } from 'src/modules/mail/mail-worker.module';
 import { PaymentsWorkerModule } from 'src/modules/payments/payments-worker.module';
 import { DataSource } from 'typeorm';
 
@@ -24,8 +26,14 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [CoreModule.forRoot(config, logger), BillingWorkerModule, PaymentsWorkerModule, PartitionsModule],
-      providers: [WorkerMetricsServer],
+      imports: [
+        CoreModule.forRoot(config, logger),
+        BillingWorkerModule,
+        PaymentsWorkerModule,
+        MailWorkerModule,
+        PartitionsModule,
+      ],
+      providers: [WorkerMetricsServer, WorkerGauges],
     };
   }
 

@@ -1,17 +1,21 @@
 import 'reflect-metadata';
-import { ConfigError, loadDatabaseConfig } from 'src/config/app-config';
+import Redis from 'ioredis';
+import { ConfigError, loadDatabaseConfig, loadRedisUrl } from 'src/config/app-config';
 import { dataSourceOptions } from 'src/database/data-source.options';
+import { LEDGER_VERIFY_REPORT_KEY, LedgerVerifyReport } from 'src/modules/ledger/ledger-verify-report';
 import { findLedgerMismatches } from 'src/modules/ledger/ledger-verifier';
 import { findDepositMismatches, findTopupMismatches } from 'src/modules/payments/topup-verifier';
 import { DataSource } from 'typeorm';
 
 /**
  * `npm run ledger:verify`: exits non-zero when any account's balance differs from the sum of its ledger,
- * a top-up order and its ledger entry disagree, or a chain deposit and the order it paid.
+ * a top-up order and its ledger entry disagree, or a chain deposit and the order it paid. With
+ * `--record` it also leaves the result in Redis (REDIS_URL), where the workers' /metrics export it.
  */
-async function main(): Promise<number> {
+async function main(record: boolean): Promise<number> {
   const dataSource = new DataSource(dataSourceOptions(loadDatabaseConfig()));
   await dataSource.initialize();
+  let found: number;
   try {
     const mismatches = await findLedgerMismatches(dataSource);
     const [{ count }] = await dataSource.query<{ count: string }[]>('SELECT COUNT(*) AS count FROM accounts');
@@ -32,13 +36,27 @@ async function main(): Promise<number> {
       `${count} accounts checked, ${mismatches.length} mismatched; ${topups.length} top-ups mismatched; ` +
         `${deposits.length} deposits mismatched\n`,
     );
-    return mismatches.length === 0 && topups.length === 0 && deposits.length === 0 ? 0 : 1;
+    found = mismatches.length + topups.length + deposits.length;
   } finally {
     await dataSource.destroy();
   }
+  if (record) {
+    await recordReport({ finishedAtMs: Date.now(), mismatches: found });
+  }
+  return found === 0 ? 0 : 1;
 }
 
-main().then(
+async function recordReport(report: LedgerVerifyReport): Promise<void> {
+  const redis = new Redis(loadRedisUrl(), { maxRetriesPerRequest: 2, lazyConnect: true });
+  try {
+    await redis.connect();
+    await redis.set(LEDGER_VERIFY_REPORT_KEY, JSON.stringify(report));
+  } finally {
+    redis.disconnect();
+  }
+}
+
+main(process.argv.includes('--record')).then(
   (code) => process.exit(code),
   (error: Error) => {
     process.stderr.write(

@@ -1,8 +1,10 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
+import { AdminToken, adminTokensOf } from 'src/config/admin-tokens';
 import { ConfigError } from 'src/config/config-error';
 import { corsOriginsOf, CorsOrigins } from 'src/config/cors-origins';
 import { EnvDto } from 'src/config/env.dto';
+import { MailConfig, mailConfigOf } from 'src/config/mail-config';
 import { PaymentsConfig, paymentsConfigOf } from 'src/config/payments-config';
 import { splitList } from 'src/config/trusted-proxies';
 
@@ -14,6 +16,10 @@ export interface AppConfig {
   databaseUrl: string;
   redisUrl: string;
   adminToken: string | null;
+  /** Bearer token the API's /metrics requires; null: /metrics is open (keep it off the public network). */
+  metricsToken: string | null;
+  /** Every accepted `/admin` token with its operator's name (ADMIN_TOKEN is `default`); empty: /admin is closed. */
+  adminTokens: AdminToken[];
   jwtSecret: string;
   /** 32-byte AES-256-GCM key for upstream API keys at rest. */
   secretsKey: Buffer;
@@ -32,6 +38,9 @@ export interface AppConfig {
     failuresPerEmailPer15Min: number;
     hashConcurrency: number;
     hashQueue: number;
+    /** Console sessions: the access token's life, and the idle time after which the refresh token dies. */
+    accessTokenTtlSeconds: number;
+    refreshTokenTtlMs: number;
   };
   logLevel: string;
   bodyLimitBytes: number;
@@ -61,6 +70,12 @@ export interface AppConfig {
    * client may leave what was written unread before it is cut.
    */
   relay: { maxRequestMs: number; drainTimeoutMs: number };
+  /**
+   * Image URLs the gateway fetches itself (for Gemini, which takes images inline): the bytes of one
+   * request's images together, the deadline of their fetch, and whether private addresses and plain
+   * http may be fetched (a local image host in tests and the demo; never in production).
+   */
+  imageFetch: { maxBytes: number; timeoutMs: number; allowPrivate: boolean; allowHttp: boolean };
   /** How long a worker owns the recorded usage it claimed; past that another worker settles it again (idempotently). */
   settlementLeaseMs: number;
   /** Per API process: how many known API keys are kept in memory. */
@@ -78,11 +93,14 @@ export interface AppConfig {
   usageDetailRetentionMonths: number | null;
   /** Wallets, their keys and how pending orders are polled (payments-config.ts). */
   payments: PaymentsConfig;
+  /** SMTP, the console's URL for links, and whether accounts must verify their e-mail (mail-config.ts). */
+  mail: MailConfig;
 }
 
 export { ConfigError };
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway';
+const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379/0';
 // Development and test get fixed, clearly non-secret defaults so a fresh checkout runs without setup.
 const DEV_JWT_SECRET = 'development-only-jwt-secret-do-not-use-in-production';
 const DEV_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
@@ -125,6 +143,11 @@ export function loadDatabaseConfig(env: NodeJS.ProcessEnv = process.env): Pick<A
   return { databaseUrl: validateEnv(env).DATABASE_URL ?? DEFAULT_DATABASE_URL };
 }
 
+/** For `ledger:verify --record`, which leaves its result where the workers' metrics read it. */
+export function loadRedisUrl(env: NodeJS.ProcessEnv = process.env): string {
+  return validateEnv(env).REDIS_URL ?? DEFAULT_REDIS_URL;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const dto = validateEnv(env);
   // Unset means production: a deployment that forgets NODE_ENV must not run on the public development secrets.
@@ -146,8 +169,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     nodeEnv,
     port: dto.PORT ?? 3000,
     databaseUrl: dto.DATABASE_URL ?? DEFAULT_DATABASE_URL,
-    redisUrl: dto.REDIS_URL ?? 'redis://127.0.0.1:6379/0',
+    redisUrl: dto.REDIS_URL ?? DEFAULT_REDIS_URL,
     adminToken: dto.ADMIN_TOKEN ?? null,
+    metricsToken: dto.METRICS_TOKEN ?? null,
+    adminTokens: adminTokensOf(dto.ADMIN_TOKEN, dto.ADMIN_TOKENS),
     jwtSecret: requireInProduction('JWT_SECRET', DEV_JWT_SECRET),
     secretsKey: Buffer.from(requireInProduction('SECRETS_KEY', DEV_SECRETS_KEY), 'base64'),
     referralSharePercent: dto.REFERRAL_SHARE_PERCENT ?? 10,
@@ -159,6 +184,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       failuresPerEmailPer15Min: dto.AUTH_FAILURES_PER_EMAIL ?? 10,
       hashConcurrency: dto.PASSWORD_HASH_CONCURRENCY ?? 1,
       hashQueue: dto.PASSWORD_HASH_QUEUE ?? 16,
+      accessTokenTtlSeconds: dto.CONSOLE_ACCESS_TOKEN_TTL_SECONDS ?? 900,
+      refreshTokenTtlMs: (dto.CONSOLE_REFRESH_TOKEN_TTL_DAYS ?? 30) * 86_400_000,
     },
     logLevel: dto.LOG_LEVEL ?? (nodeEnv === 'test' ? 'silent' : 'info'),
     bodyLimitBytes: dto.BODY_LIMIT_BYTES ?? 20 * 1024 * 1024,
@@ -178,6 +205,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxPerAccount: dto.MAX_CONCURRENT_PER_ACCOUNT ?? 1_024,
     },
     relay: { maxRequestMs: maxRequestMs(dto, holdSweepAgeMs), drainTimeoutMs: dto.CLIENT_DRAIN_TIMEOUT_MS ?? 30_000 },
+    imageFetch: {
+      maxBytes: dto.IMAGE_FETCH_MAX_BYTES ?? 20 * 1024 * 1024,
+      timeoutMs: dto.IMAGE_FETCH_TIMEOUT_MS ?? 10_000,
+      allowPrivate: dto.IMAGE_FETCH_ALLOW_PRIVATE === 'true',
+      allowHttp: dto.IMAGE_FETCH_ALLOW_HTTP === 'true',
+    },
     settlementLeaseMs: dto.SETTLEMENT_LEASE_MS ?? 60_000,
     apiKeyCacheSize: dto.API_KEY_CACHE_SIZE ?? 50_000,
     apiKeyMissesPerIpPerMinute: dto.API_KEY_MISSES_PER_IP ?? 30,
@@ -185,6 +218,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     workerMetricsPort: dto.WORKER_METRICS_PORT ?? null,
     usageDetailRetentionMonths: dto.USAGE_DETAIL_RETENTION_MONTHS ?? null,
     payments: paymentsConfigOf(dto),
+    mail: mailConfigOf(dto),
   };
 }
 

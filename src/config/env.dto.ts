@@ -1,5 +1,16 @@
 import { Transform } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, ValidateBy } from 'class-validator';
+import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateBy,
+} from 'class-validator';
 import { isOriginList } from 'src/config/cors-origins';
 import { isTrustedProxyList } from 'src/config/trusted-proxies';
 
@@ -30,6 +41,16 @@ export class EnvDto {
   @IsString()
   @MinLength(16, { message: 'must be at least 16 characters' })
   ADMIN_TOKEN?: string;
+
+  /** `name:token,name:token`; checked in admin-tokens.ts, which can name the bad entry. */
+  @IsOptional()
+  @IsString()
+  ADMIN_TOKENS?: string;
+
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'must be at least 16 characters' })
+  METRICS_TOKEN?: string;
 
   @IsOptional()
   @IsString()
@@ -94,6 +115,22 @@ export class EnvDto {
   @IsInt()
   @Min(1)
   AUTH_FAILURES_PER_EMAIL?: number;
+
+  /** Life of a console access token; short, because only its session's revocation ends it sooner. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(86_400)
+  CONSOLE_ACCESS_TOKEN_TTL_SECONDS?: number;
+
+  /** A console session ends after this many days without a refresh. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(365)
+  CONSOLE_REFRESH_TOKEN_TTL_DAYS?: number;
 
   @IsOptional()
   @Transform(toInt)
@@ -211,6 +248,26 @@ export class EnvDto {
   @IsInt()
   @Min(100)
   CLIENT_DRAIN_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  IMAGE_FETCH_MAX_BYTES?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  IMAGE_FETCH_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  IMAGE_FETCH_ALLOW_PRIVATE?: 'true' | 'false';
+
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  IMAGE_FETCH_ALLOW_HTTP?: 'true' | 'false';
 
   @IsOptional()
   @Transform(toInt)
@@ -358,4 +415,34 @@ export class EnvDto {
   @IsInt()
   @Min(1000)
   TRON_COLD_POLL_EVERY_MS?: number;
+
+  @IsOptional()
+  @Matches(/^smtps?:\/\/[^\s]+$/, { message: 'must be an smtp:// or smtps:// URL (smtp://user:pass@host:587)' })
+  SMTP_URL?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(320)
+  MAIL_FROM?: string;
+
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s?#]+$/, { message: 'must be the http(s) URL of the web console, without query' })
+  CONSOLE_URL?: string;
+
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  REQUIRE_EMAIL_VERIFICATION?: 'true' | 'false';
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(50)
+  MAIL_ATTEMPTS?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
+  MAIL_RETRY_DELAY_MS?: number;
 }

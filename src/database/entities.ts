@@ -1,4 +1,8 @@
+import { AccountTokenEntity } from 'src/modules/mail/account-token.entity';
 import { AccountEntity } from 'src/modules/accounts/account.entity';
+import { AuditEntryEntity } from 'src/modules/audit/audit-entry.entity';
+import { UsageChannelDailyEntity } from 'src/modules/billing/usage-channel-daily.entity';
+import { BalanceAlertEntity } from 'src/modules/balance-alerts/balance-alert.entity';
 import { UsageDailyEntity } from 'src/modules/billing/usage-daily.entity';
 import { UsageRecordEntity } from 'src/modules/billing/usage-record.entity';
 import { ApiKeyEntity } from 'src/modules/api-keys/api-key.entity';
@@ -13,6 +17,8 @@ import { DepositAddressEntity } from 'src/modules/payments/chain/deposit-address
 import { PaymentSettingsEntity } from 'src/modules/payments/payment-settings.entity';
 import { RedemptionCodeEntity } from 'src/modules/payments/redemption-code.entity';
 import { TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
+import { ConsoleSessionEntity } from 'src/modules/auth/console-session.entity';
+import { RetiredRefreshTokenEntity } from 'src/modules/auth/retired-refresh-token.entity';
 import { AccountRateLimitEntity } from 'src/modules/rate-limits/account-rate-limit.entity';
 
 export const entities = [
@@ -25,6 +31,7 @@ export const entities = [
   ModelRouteEntity,
   UsageRecordEntity,
   UsageDailyEntity,
+  UsageChannelDailyEntity,
   AccountRateLimitEntity,
   TopupOrderEntity,
   PaymentSettingsEntity,
@@ -32,4 +39,9 @@ export const entities = [
   DepositAddressEntity,
   ChainDepositEntity,
   ChainCursorEntity,
+  ConsoleSessionEntity,
+  RetiredRefreshTokenEntity,
+  AuditEntryEntity,
+  AccountTokenEntity,
+  BalanceAlertEntity,
 ];

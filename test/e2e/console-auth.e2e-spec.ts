@@ -9,6 +9,15 @@ import {
   UUID,
 } from 'test/e2e/e2e-helpers';
 
+/** The session fields login and registration answer beside the account. */
+const SESSION_TOKENS = {
+  accessToken: expect.any(String),
+  expiresIn: 900,
+  accessTokenExpiresAt: expect.stringMatching(ISO_DATE_TIME),
+  refreshToken: expect.stringMatching(/^gwrt_[A-Za-z0-9_-]{43}$/),
+  refreshTokenExpiresAt: expect.stringMatching(ISO_DATE_TIME),
+};
+
 describe('console auth', () => {
   const world = useGatewayWorld();
 
@@ -24,12 +33,13 @@ describe('console auth', () => {
 
       expect(response.status).toBe(201);
       expect(response.body).toEqual({
-        accessToken: expect.any(String),
+        ...SESSION_TOKENS,
         account: {
           id: expect.stringMatching(UUID),
           email,
           balance: '0',
           referralCode: expect.stringMatching(/^\S{4,}$/),
+          emailVerified: false,
           createdAt: expect.stringMatching(ISO_DATE_TIME),
         },
       });
@@ -175,12 +185,13 @@ describe('console auth', () => {
       const response = await login(spell(email), PASSWORD);
       expect(response.status).toBe(200);
       expect(response.body).toEqual({
-        accessToken: expect.any(String),
+        ...SESSION_TOKENS,
         account: {
           id: accountId,
           email: expect.any(String),
           balance: '0',
           referralCode: expect.any(String),
+          emailVerified: false,
           createdAt: expect.stringMatching(ISO_DATE_TIME),
         },
       });

@@ -88,7 +88,14 @@ export const PASSWORD = 'correct horse battery staple';
 
 export interface Registered {
   token: string;
-  account: { id: string; email: string; balance: string; referralCode: string; createdAt: string };
+  account: {
+    id: string;
+    email: string;
+    balance: string;
+    referralCode: string;
+    emailVerified: boolean;
+    createdAt: string;
+  };
 }
 
 /** Registers through the console and returns the session. */

@@ -37,3 +37,40 @@ describe('GET /metrics', () => {
     expect(metrics.text).not.toContain(customer.key);
   });
 });
+
+describe('GET /metrics with METRICS_TOKEN set', () => {
+  const token = 'metrics-token-for-the-e2e-test';
+  let gateway: TestGateway;
+
+  beforeAll(async () => {
+    gateway = await TestGateway.start({ METRICS_TOKEN: token });
+  });
+  afterAll(() => gateway.close());
+
+  it('should serve the metrics to the bearer of the token', async () => {
+    const metrics = await gateway.call('GET', '/metrics', { token });
+    expect(metrics.status).toBe(200);
+    expect(metrics.text).toMatch(/^nodejs_heap_size_used_bytes \d/m);
+  });
+
+  const refusals: [string, () => { token?: string; headers?: Record<string, string> }][] = [
+    ['no token', () => ({})],
+    ['a wrong token', () => ({ token: `${token}-not` })],
+    ['the token without its scheme', () => ({ headers: { authorization: token } })],
+    ['the admin token', () => ({ token: gateway.adminToken })],
+  ];
+
+  it.each(refusals)('should refuse %s with 401 and the error object', async (_case, options) => {
+    const metrics = await gateway.call('GET', '/metrics', options());
+    expect(metrics.status).toBe(401);
+    expect(metrics.body).toEqual({
+      error: {
+        message: 'Invalid or missing metrics token.',
+        type: 'invalid_request_error',
+        param: null,
+        code: 'invalid_metrics_token',
+      },
+    });
+    expect(metrics.text).not.toContain('nodejs_heap');
+  });
+});

@@ -32,6 +32,7 @@ describe('payments: a top-up paid in a wallet', () => {
     const worker = await (await fetch(world.workerMetricsUrl)).text();
     expect(worker).toMatch(/^gateway_topups_total\{method="alipay",status="paid"\} [1-9]/m);
     expect(worker).toMatch(/^gateway_payment_confirm_seconds_count\{via="webhook"\} [1-9]/m);
+    expect(worker).toMatch(/^gateway_payment_confirmation_lag_seconds_count\{via="webhook"\} [1-9]/m);
   });
 
   it.each([

@@ -37,7 +37,7 @@ describe('the production image', () => {
   });
 
   it('should start the API and the worker as compose does, answer readiness, and stop both on SIGTERM with exit 0', async () => {
-    const port = await freePort();
+    const [port, workerMetricsPort] = await Promise.all([freePort(), freePort()]);
     // What docker/compose.yaml sets, on this run's database (migrated) and Redis db.
     const env = {
       NODE_ENV: 'production',
@@ -50,11 +50,21 @@ describe('the production image', () => {
     };
     [api, worker] = await Promise.all([
       startInImage(image, [...API_NODE_FLAGS, 'dist/main.js'], env, 'api listening'),
-      startInImage(image, ['dist/worker.js'], env, 'worker ready'),
+      startInImage(
+        image,
+        ['dist/worker.js'],
+        { ...env, WORKER_METRICS_PORT: String(workerMetricsPort) },
+        'worker ready',
+      ),
     ]);
 
     const ready = await fetch(`http://127.0.0.1:${port}/health/ready`);
     expect({ status: ready.status, body: await ready.text() }).toMatchObject({ status: 200 });
+    // The worker's probe and scrape, as deploy/k8s and compose use them.
+    const workerHealth = await fetch(`http://127.0.0.1:${workerMetricsPort}/health`);
+    expect(workerHealth.status).toBe(200);
+    const workerMetrics = await (await fetch(`http://127.0.0.1:${workerMetricsPort}/metrics`)).text();
+    expect(workerMetrics).toMatch(/^gateway_settlement_backlog \d+$/m);
 
     api.child.kill('SIGTERM');
     worker.child.kill('SIGTERM');

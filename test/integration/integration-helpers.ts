@@ -35,12 +35,20 @@ export class TestDb {
     return this.dataSource.destroy();
   }
 
-  /** A new account, credited `balance` through the ledger (an adjustment) as an operator would. */
-  async newAccount(options: { balance?: bigint; referredBy?: string } = {}): Promise<string> {
+  /**
+   * A new account, credited `balance` through the ledger (an adjustment) as an operator would; its
+   * e-mail counts as verified unless `verified` is false.
+   */
+  async newAccount(options: { balance?: bigint; referredBy?: string; verified?: boolean } = {}): Promise<string> {
     const [{ id }] = await this.dataSource.query<{ id: string }[]>(
-      `INSERT INTO accounts (email, password_hash, referral_code, referred_by)
-       VALUES ($1, 'not-a-hash', $2, $3) RETURNING id`,
-      [`ledger-${randomUUID()}@example.com`, randomUUID().slice(0, 12), options.referredBy ?? null],
+      `INSERT INTO accounts (email, password_hash, referral_code, referred_by, email_verified_at)
+       VALUES ($1, 'not-a-hash', $2, $3, CASE WHEN $4 THEN now() END) RETURNING id`,
+      [
+        `ledger-${randomUUID()}@example.com`,
+        randomUUID().slice(0, 12),
+        options.referredBy ?? null,
+        options.verified !== false,
+      ],
     );
     if (options.balance) {
       const credited = await this.ledger.post({

@@ -25,6 +25,22 @@ describe(LedgerRepository.name, () => {
     db.dataSource.transaction((manager) => sut.postMany(manager, postings));
 
   describe('postMany', () => {
+    it('should re-arm a sent low-balance alert once an entry leaves the balance at or above its threshold', async () => {
+      const account = await db.newAccount({ balance: 50n });
+      await db.dataSource.query(
+        'INSERT INTO balance_alerts (account_id, threshold, alert_sent) VALUES ($1, 100, true)',
+        [account],
+      );
+      const alertSent = async () =>
+        (await db.dataSource.query('SELECT alert_sent FROM balance_alerts WHERE account_id = $1', [account]))[0]
+          .alert_sent;
+
+      await postMany([usage(account, 49n)]);
+      expect(await alertSent()).toBe(true);
+      await postMany([usage(account, 1n)]);
+      expect(await alertSent()).toBe(false);
+    });
+
     it('should write each entry with the balance after it, in the order given, one version per entry', async () => {
       const [a, b] = [await db.newAccount({ balance: 1_000n }), await db.newAccount({ balance: 500n })];
       const [versionA, versionB] = [(await db.balanceOf(a)).version, (await db.balanceOf(b)).version];

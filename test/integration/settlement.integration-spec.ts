@@ -60,6 +60,15 @@ describe(SettlementRepository.name, () => {
     }
   });
 
+  it('should give an invitee that has not verified its e-mail no referrer: its referral is not in effect yet', async () => {
+    const referrer = await db.newAccount();
+    const invitee = await db.newAccount({ referredBy: referrer, verified: false });
+
+    const referrers = await repository.findReferrers(db.dataSource.manager, [invitee]);
+
+    expect(referrers).toEqual(new Map([[invitee, null]]));
+  });
+
   it("should find each account's referrer, leaving out accounts that do not exist", async () => {
     const referrer = await db.newAccount();
     const invitee = await db.newAccount({ referredBy: referrer });

@@ -9,6 +9,7 @@ import { CatalogService } from 'src/modules/models/catalog.service';
 import { WorkerModule } from 'src/worker.module';
 import { NestFactory } from '@nestjs/core';
 import { INestApplicationContext } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 
 export interface HttpResult<T = any> {
   status: number;
@@ -181,8 +182,12 @@ export class TestGateway {
     expect(response.status).toBe(200);
   }
 
-  /** Registers an account through the console, credits it ($10 unless told otherwise), and creates one API key. */
-  async newCustomer(options: { balance?: string; referralCode?: string } = {}): Promise<Customer> {
+  /**
+   * Registers an account through the console, credits it ($10 unless told otherwise), and creates one
+   * API key. Its e-mail counts as verified (as if its owner had followed the mailed link; referral
+   * credit needs it) unless `verified` is false; the mail itself is the subject of console-email's tests.
+   */
+  async newCustomer(options: { balance?: string; referralCode?: string; verified?: boolean } = {}): Promise<Customer> {
     const email = `user-${randomUUID()}@example.com`;
     const registered = await this.call('POST', '/console/auth/register', {
       body: { email, password: 'password-123', referralCode: options.referralCode },
@@ -190,6 +195,9 @@ export class TestGateway {
     expect(registered.status).toBe(201);
     const token: string = registered.body.accessToken;
     const accountId: string = registered.body.account.id;
+    if (options.verified !== false) {
+      await this.app.get(DataSource).query('UPDATE accounts SET email_verified_at = now() WHERE id = $1', [accountId]);
+    }
     const balance = options.balance ?? '10';
     if (balance !== '0') {
       const credited = await this.admin('POST', `/admin/accounts/${accountId}/adjustments`, {

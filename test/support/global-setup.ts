@@ -32,6 +32,8 @@ export default async function globalSetup(): Promise<void> {
   // Every test registers its customers from 127.0.0.1; the files that test the sign-in throttles set their own limits.
   process.env.AUTH_ATTEMPTS_PER_IP ??= '1000000';
   process.env.AUTH_FAILURES_PER_IP ??= '1000000';
+  // Most tests register customers and create keys at once; the files about verification turn it on.
+  process.env.REQUIRE_EMAIL_VERIFICATION ??= 'false';
 }
 
 /** Concurrent runs on one machine must not share rate-limit counters or queues. */

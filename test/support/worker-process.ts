@@ -27,7 +27,8 @@ export async function spawnWorker(env: Record<string, string> = {}): Promise<Chi
     });
     child.once('exit', (code) => reject(new Error(`worker exited with ${code} before it was ready:\n${output}`)));
   });
-  const timeout = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  // Loading the worker's modules through ts-node alone took 23 s on a shared 2-core machine under load.
+  const timeout = setTimeout(() => child.kill('SIGKILL'), 60_000);
   try {
     await ready;
   } finally {

@@ -1,10 +1,12 @@
 import { ServerResponse } from 'node:http';
+import { isNativeMockRequest, respondAnthropicNative } from 'tools/mock-upstream/mock-anthropic-native';
 import { respondGeminiEmbeddings } from 'tools/mock-upstream/mock-embeddings';
 import {
   anthropicRefusal,
   respondAnthropicBlocks,
   wantsAnthropicBlocks,
 } from 'tools/mock-upstream/mock-anthropic-blocks';
+import { respondGemini } from 'tools/mock-upstream/mock-gemini';
 import { MockUsageDetails } from 'tools/mock-upstream/mock-usage-details';
 
 /**
@@ -41,11 +43,11 @@ export function dialectAuthorized(dialect: Dialect, headers: Record<string, stri
   return typeof key === 'string' && key !== '';
 }
 
-const isRecord = (value: unknown): value is Json =>
+export const isRecord = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 const words = (text: string) => (text.trim() === '' ? 0 : text.trim().split(/\s+/).length);
 
-function textOfParts(parts: unknown): string {
+export function textOfParts(parts: unknown): string {
   if (typeof parts === 'string') {
     return parts;
   }
@@ -54,7 +56,7 @@ function textOfParts(parts: unknown): string {
     : '';
 }
 
-interface DialectReply {
+export interface DialectReply {
   pieces: string[];
   truncated: boolean;
   promptTokens: number;
@@ -64,7 +66,12 @@ interface DialectReply {
 
 const NO_DETAILS: MockUsageDetails = { cached: 0, cacheWrite: 0, reasoning: 0 };
 
-function replyFor(reply: MockReply, maxTokens: number | undefined, turns: unknown[], system: string): DialectReply {
+export function replyFor(
+  reply: MockReply,
+  maxTokens: number | undefined,
+  turns: unknown[],
+  system: string,
+): DialectReply {
   const all = reply.text.match(/\s*\S+\s*/g) ?? [];
   const truncated = maxTokens !== undefined && all.length > maxTokens;
   const prompt = turns.reduce<number>(
@@ -95,6 +102,9 @@ export function respondInDialect(
     const system = textOfParts(body.system);
     const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : undefined;
     const result = replyFor(reply, maxTokens, Array.isArray(body.messages) ? body.messages : [], system);
+    if (isNativeMockRequest(body)) {
+      return respondAnthropicNative(res, result, sequence, body);
+    }
     if (wantsAnthropicBlocks(body) || anthropicRefusal(body)) {
       const input = {
         text: reply.text,
@@ -110,11 +120,7 @@ export function respondInDialect(
   if (dialect === 'gemini-embed') {
     return respondGeminiEmbeddings(res, body);
   }
-  const config = isRecord(body.generationConfig) ? body.generationConfig : {};
-  const instruction = isRecord(body.systemInstruction) ? textOfParts(body.systemInstruction.parts) : '';
-  const maxTokens = typeof config.maxOutputTokens === 'number' ? config.maxOutputTokens : undefined;
-  const result = replyFor(reply, maxTokens, Array.isArray(body.contents) ? body.contents : [], instruction);
-  return dialect === 'gemini-stream' ? geminiStream(res, result, sequence) : geminiContent(res, result, sequence);
+  return respondGemini(res, body, reply, sequence, dialect === 'gemini-stream');
 }
 
 function anthropicMessage(res: ServerResponse, r: DialectReply, sequence: number, body: Json): void {
@@ -152,7 +158,7 @@ function anthropicStream(res: ServerResponse, r: DialectReply, sequence: number,
 }
 
 /** Anthropic's input_tokens leave out the cache's reads and writes, reported apart. */
-function anthropicInput(r: DialectReply): Json {
+export function anthropicInput(r: DialectReply): Json {
   return {
     input_tokens: r.promptTokens,
     cache_creation_input_tokens: r.details.cacheWrite,
@@ -162,44 +168,3 @@ function anthropicInput(r: DialectReply): Json {
 
 /** Thinking is billed in output_tokens, not told apart. */
 const anthropicOutput = (r: DialectReply) => r.pieces.length + r.details.reasoning;
-
-/** Gemini's promptTokenCount includes the cached content; candidatesTokenCount leaves out the thoughts. */
-function geminiUsage(r: DialectReply): Json {
-  const prompt = r.promptTokens + r.details.cached;
-  return {
-    promptTokenCount: prompt,
-    candidatesTokenCount: r.pieces.length,
-    totalTokenCount: prompt + r.pieces.length + r.details.reasoning,
-    ...(r.details.cached > 0 ? { cachedContentTokenCount: r.details.cached } : {}),
-    ...(r.details.reasoning > 0 ? { thoughtsTokenCount: r.details.reasoning } : {}),
-  };
-}
-
-function geminiCandidate(text: string, finish: string | null): Json {
-  return { content: { role: 'model', parts: [{ text }] }, index: 0, ...(finish ? { finishReason: finish } : {}) };
-}
-
-function geminiContent(res: ServerResponse, r: DialectReply, sequence: number): void {
-  const answer = {
-    candidates: [geminiCandidate(r.pieces.join(''), r.truncated ? 'MAX_TOKENS' : 'STOP')],
-    usageMetadata: geminiUsage(r),
-    responseId: `mock-${sequence}`,
-  };
-  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
-}
-
-function geminiStream(res: ServerResponse, r: DialectReply, sequence: number): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream' });
-  r.pieces.forEach((piece, i) => {
-    const last = i === r.pieces.length - 1;
-    const chunk: Json = {
-      candidates: [geminiCandidate(piece, last ? (r.truncated ? 'MAX_TOKENS' : 'STOP') : null)],
-      responseId: `mock-${sequence}`,
-    };
-    if (last) {
-      chunk.usageMetadata = geminiUsage(r);
-    }
-    res.write(`data: ${JSON.stringify(chunk)}\r\n\r\n`);
-  });
-  res.end();
-}

@@ -1,6 +1,7 @@
-import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata, UseInterceptors } from '@nestjs/common';
 import { ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
 import { FastifyRequest } from 'fastify';
+import { AdminAuditInterceptor } from 'src/common/interceptors/admin-audit.interceptor';
 
 export enum AuthKind {
   Public = 'public',
@@ -23,9 +24,13 @@ export interface ApiKeyPrincipal {
 export interface ConsolePrincipal {
   kind: AuthKind.Console;
   accountId: string;
+  /** The console session the access token belongs to (live when the guard let the request in). */
+  sessionId: string;
 }
 export interface AdminPrincipal {
   kind: AuthKind.Admin;
+  /** The name of the token presented (ADMIN_TOKENS; ADMIN_TOKEN is `default`): the actor of the audit log. */
+  name: string;
 }
 export type Principal = ApiKeyPrincipal | ConsolePrincipal | AdminPrincipal;
 
@@ -35,8 +40,9 @@ export type AuthenticatedRequest = FastifyRequest & { principal?: Principal };
 export const ApiKeyAuth = () => applyDecorators(SetMetadata(AUTH_KIND, AuthKind.ApiKey), ApiBearerAuth('apiKey'));
 /** `/console`: `Authorization: Bearer <access token from /console/auth/login>`. */
 export const ConsoleAuth = () => applyDecorators(SetMetadata(AUTH_KIND, AuthKind.Console), ApiBearerAuth('console'));
-/** `/admin`: `Authorization: Bearer <ADMIN_TOKEN>`. */
-export const AdminAuth = () => applyDecorators(SetMetadata(AUTH_KIND, AuthKind.Admin), ApiSecurity('admin'));
+/** `/admin`: `Authorization: Bearer <ADMIN_TOKEN>`; every change through it is audited (AdminAuditInterceptor). */
+export const AdminAuth = () =>
+  applyDecorators(SetMetadata(AUTH_KIND, AuthKind.Admin), ApiSecurity('admin'), UseInterceptors(AdminAuditInterceptor));
 /** No credentials needed (health, registration, login). */
 export const PublicRoute = () => SetMetadata(AUTH_KIND, AuthKind.Public);
 

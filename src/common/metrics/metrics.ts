@@ -106,6 +106,12 @@ export const metrics = {
     labelNames: ['network', 'outcome'] as const,
     registers: [metricsRegistry],
   }),
+  mails: new Counter({
+    name: 'gateway_mails_total',
+    help: 'Mails by kind and outcome (sent; retried: a try failed, another follows; failed: tries used up; dropped: no SMTP_URL)',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [metricsRegistry],
+  }),
   chainWatchLagBlocks: new Gauge({
     name: 'gateway_chain_watch_lag_blocks',
     help: "ERC20: blocks between the chain's head and the last block whose transfers were processed",

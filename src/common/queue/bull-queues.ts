@@ -2,6 +2,7 @@ import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule } from '@nestjs/common';
 import { Queue, Worker } from 'bullmq';
 import pino, { Logger } from 'pino';
+import { workerMetrics } from 'src/common/metrics/worker-metrics';
 import { QueueName } from 'src/common/queue/queue.constants';
 import { logRedisErrors } from 'src/common/redis/redis-error-log';
 
@@ -25,6 +26,8 @@ class LoggedWorker extends Worker {
   constructor(...args: ConstructorParameters<typeof Worker>) {
     super(...args);
     logRedisErrors(this, queueLogger, `worker ${this.name}`);
+    // Every failed attempt of every queue the worker runs, counted where BullMQ reports it.
+    this.on('failed', () => workerMetrics.jobFailures.inc({ queue: this.name }));
   }
 }
 

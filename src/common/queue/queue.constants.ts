@@ -3,6 +3,7 @@ export enum QueueName {
   Billing = 'billing',
   Payments = 'payments',
   ChainWatch = 'chain-watch',
+  Mail = 'mail',
 }
 
 export enum BillingJob {
@@ -38,6 +39,11 @@ export interface SettleCompletionPayload {
   upstreamLatencyMs: number;
   /** ISO time the request arrived. */
   createdAt: string;
+  /**
+   * When the API sent the record (epoch ms, its clock); the worker's metrics age unsettled usage by it.
+   * Absent in records of earlier versions.
+   */
+  recordedAtMs?: number;
 }
 
 export type BillingJobPayloads = {
@@ -75,3 +81,20 @@ export enum ChainWatchJob {
   Trc20 = 'watch-trc20',
   Erc20 = 'watch-erc20',
 }
+
+/**
+ * Mails the worker sends. Jobs carry no secret: the worker mints a mailed token (and stores its hash)
+ * when it sends, so a token exists only in the mail. A password reset carries the address typed in,
+ * as the API must not look it up (the answer would then depend on whether an account uses it).
+ */
+export enum MailJob {
+  VerifyEmail = 'verify-email',
+  PasswordReset = 'password-reset',
+  LowBalance = 'low-balance',
+}
+
+export type MailJobPayloads = {
+  [MailJob.VerifyEmail]: { accountId: string };
+  [MailJob.PasswordReset]: { email: string };
+  [MailJob.LowBalance]: { accountId: string };
+};

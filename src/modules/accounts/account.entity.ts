@@ -34,6 +34,18 @@ export class AccountEntity {
   @JoinColumn({ name: 'referred_by', foreignKeyConstraintName: 'accounts_referred_by_fkey' })
   referrer?: AccountEntity | null;
 
+  /** Set by an operator: the account's keys are refused (403 account_suspended), its console is read-only. */
+  @Column({ name: 'suspended_at', type: 'timestamptz', nullable: true })
+  suspendedAt: Date | null;
+
+  /** The operator's note on why (shown to operators only). */
+  @Column({ name: 'suspension_reason', type: 'text', nullable: true })
+  suspensionReason: string | null;
+
+  /** When the owner followed the link mailed to the address; null: not yet (EmailVerificationService). */
+  @Column({ name: 'email_verified_at', type: 'timestamptz', nullable: true })
+  emailVerifiedAt: Date | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { AccountEntity } from 'src/modules/accounts/account.entity';
-import { ILike, QueryFailedError, Repository } from 'typeorm';
+import { EntityManager, ILike, QueryFailedError, Repository } from 'typeorm';
 
 const UNIQUE_VIOLATION = '23505';
 
@@ -31,6 +31,30 @@ export class AccountsRepository {
   async findBalanceSnapshot(id: string): Promise<{ balance: bigint; version: bigint } | null> {
     const account = await this.accounts.findOne({ select: { balance: true, balanceVersion: true }, where: { id } });
     return account ? { balance: account.balance, version: account.balanceVersion } : null;
+  }
+
+  async updatePasswordHash(
+    id: string,
+    passwordHash: string,
+    manager: EntityManager = this.accounts.manager,
+  ): Promise<void> {
+    await manager.update(AccountEntity, { id }, { passwordHash });
+  }
+
+  async isSuspended(id: string): Promise<boolean> {
+    const account = await this.accounts.findOne({ select: { id: true, suspendedAt: true }, where: { id } });
+    return (account?.suspendedAt ?? null) !== null;
+  }
+
+  /** Sets (a date) or clears (null) the suspension; null when the account does not exist. */
+  async setSuspension(id: string, suspendedAt: Date | null, reason: string | null): Promise<AccountEntity | null> {
+    const result = await this.accounts
+      .createQueryBuilder()
+      .update()
+      .set({ suspendedAt, suspensionReason: reason })
+      .where('id = :id', { id })
+      .execute();
+    return result.affected ? this.findById(id) : null;
   }
 
   findByEmail(email: string): Promise<AccountEntity | null> {

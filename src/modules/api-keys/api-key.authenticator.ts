@@ -17,6 +17,8 @@ interface KnownKey {
   expiresAt: Date | null;
   allowedModels: string[] | null;
   spendLimit: bigint | null;
+  /** The account is suspended by an operator; pushed over the bus like a key's own status. */
+  accountSuspended: boolean;
 }
 
 interface CachedKey {
@@ -88,6 +90,9 @@ export class ApiKeyAuthenticator {
     const key = found?.key;
     if (!key || key.status === 'deleted') {
       throw new ApiError(ErrorKind.InvalidApiKey, 'Incorrect API key provided.');
+    }
+    if (key.accountSuspended) {
+      throw new ApiError(ErrorKind.AccountSuspended, 'This account is suspended. Contact support.');
     }
     if (key.status === 'disabled') {
       throw new ApiError(ErrorKind.ApiKeyDisabled, 'This API key is disabled. Enable it in the console.');

@@ -11,6 +11,6 @@ import { ModelsModule } from 'src/modules/models/models.module';
   imports: [TypeOrmModule.forFeature([ApiKeyEntity]), ModelsModule],
   controllers: [ApiKeysController],
   providers: [ApiKeysRepository, ApiKeysService, ApiKeyAuthenticator],
-  exports: [ApiKeyAuthenticator, ApiKeysRepository],
+  exports: [ApiKeyAuthenticator, ApiKeysRepository, ApiKeysService],
 })
 export class ApiKeysModule {}

@@ -27,7 +27,7 @@ export type ApiKeyChanges = Partial<
 export type ApiKeyAuthFields = Pick<
   ApiKeyEntity,
   'id' | 'accountId' | 'status' | 'expiresAt' | 'allowedModels' | 'spendLimit'
->;
+> & { accountSuspended: boolean };
 
 @Injectable()
 export class ApiKeysRepository {
@@ -46,11 +46,31 @@ export class ApiKeysRepository {
     return this.keys.find({ where: { accountId, status: Not('deleted') }, order: { createdAt: 'ASC' } });
   }
 
-  findByHash(keyHash: string): Promise<ApiKeyAuthFields | null> {
-    return this.keys.findOne({
-      select: { id: true, accountId: true, status: true, expiresAt: true, allowedModels: true, spendLimit: true },
+  async findByHash(keyHash: string): Promise<ApiKeyAuthFields | null> {
+    const key = await this.keys.findOne({
+      select: {
+        id: true,
+        accountId: true,
+        status: true,
+        expiresAt: true,
+        allowedModels: true,
+        spendLimit: true,
+        account: { id: true, suspendedAt: true },
+      },
+      relations: { account: true },
       where: { keyHash },
     });
+    if (!key) {
+      return null;
+    }
+    const { account, ...fields } = key;
+    return { ...fields, accountSuspended: (account?.suspendedAt ?? null) !== null };
+  }
+
+  /** The hashes of an account's keys that can still authenticate: what a change of the account must drop from caches. */
+  async listLiveHashes(accountId: string): Promise<string[]> {
+    const keys = await this.keys.find({ select: { keyHash: true }, where: { accountId, status: Not('deleted') } });
+    return keys.map((key) => key.keyHash);
   }
 
   /** What a key has spent, as settled in Postgres (0 for a key that does not exist). */

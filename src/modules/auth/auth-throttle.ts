@@ -9,7 +9,7 @@ import { throttleAddress } from 'src/modules/auth/client-address';
 import { LimiterFailurePolicy } from 'src/modules/rate-limits/limiter-failure.policy';
 import { RedisThrottlerStorage, Window } from 'src/modules/rate-limits/redis-throttler.storage';
 
-export type AuthAction = 'login' | 'register';
+export type AuthAction = 'login' | 'register' | 'password-change';
 
 const MINUTE_MS = 60_000;
 const PER_IP_FAILURES_MS = 60 * MINUTE_MS;
@@ -72,6 +72,24 @@ export class AuthThrottle {
     }
     const failureKeys = windows.slice(1).map((window) => window.key);
     return { refund: () => this.refund(failureKeys) };
+  }
+
+  /**
+   * Runs `check` as one throttled attempt: counted as a failure unless it resolves, or unless it is
+   * refused for load (503) before any password was tried.
+   */
+  async run<T>(action: AuthAction, email: string, ip: string, check: () => Promise<T>): Promise<T> {
+    const attempt = await this.admit(action, email, ip);
+    try {
+      const result = await check();
+      await attempt.refund();
+      return result;
+    } catch (error) {
+      if (error instanceof ApiError && error.kind === ErrorKind.Overloaded) {
+        await attempt.refund();
+      }
+      throw error;
+    }
   }
 
   private async refund(keys: string[]): Promise<void> {

@@ -1,4 +1,4 @@
-import { Body, Controller, HttpCode, Ip, Post } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import {
   ApiConflictResponse,
   ApiCreatedResponse,
@@ -11,6 +11,8 @@ import {
 import { PublicRoute } from 'src/common/decorators/auth.decorators';
 import { LoginDto, RegisterDto, SessionResponseDto } from 'src/modules/accounts/dto/account.dto';
 import { AuthService } from 'src/modules/auth/auth.service';
+import { SessionClient } from 'src/modules/auth/console-sessions.service';
+import { CurrentClient } from 'src/modules/auth/current-client.decorator';
 
 @ApiTags('console')
 @PublicRoute()
@@ -25,15 +27,15 @@ export class AuthController {
   @Post('register')
   @ApiCreatedResponse({ type: SessionResponseDto })
   @ApiConflictResponse({ description: 'The e-mail is registered already (code email_taken)' })
-  register(@Body() dto: RegisterDto, @Ip() ip: string): Promise<SessionResponseDto> {
-    return this.service.register(dto.email, dto.password, ip, dto.referralCode);
+  register(@Body() dto: RegisterDto, @CurrentClient() client: SessionClient): Promise<SessionResponseDto> {
+    return this.service.register(dto.email, dto.password, client, dto.referralCode);
   }
 
   @Post('login')
   @HttpCode(200)
   @ApiOkResponse({ type: SessionResponseDto })
   @ApiUnauthorizedResponse({ description: 'Wrong e-mail or password (code invalid_credentials)' })
-  login(@Body() dto: LoginDto, @Ip() ip: string): Promise<SessionResponseDto> {
-    return this.service.login(dto.email, dto.password, ip);
+  login(@Body() dto: LoginDto, @CurrentClient() client: SessionClient): Promise<SessionResponseDto> {
+    return this.service.login(dto.email, dto.password, client);
   }
 }

@@ -5,23 +5,25 @@ import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { AUTH_KIND, AuthenticatedRequest, AuthKind } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { presentedAuthorization } from 'src/common/http/wire-format';
+import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
 import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
-import { AuthService } from 'src/modules/auth/auth.service';
+import { ConsoleIdentity, ConsoleSessions } from 'src/modules/auth/console-sessions.service';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest();
 
 /** The one global guard: each route declares how it authenticates (auth.decorators.ts); undeclared routes are closed. */
 @Injectable()
 export class AuthGuard implements CanActivate {
-  private readonly adminTokenDigest: Buffer | null;
+  private readonly adminTokenDigests: { name: string; digest: Buffer }[];
 
   constructor(
     private readonly reflector: Reflector,
     private readonly apiKeys: ApiKeyAuthenticator,
-    private readonly sessions: AuthService,
+    private readonly sessions: ConsoleSessions,
+    private readonly accounts: AccountsRepository,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.adminTokenDigest = config.adminToken ? sha256(config.adminToken) : null;
+    this.adminTokenDigests = config.adminTokens.map(({ name, token }) => ({ name, digest: sha256(token) }));
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -41,18 +43,18 @@ export class AuthGuard implements CanActivate {
         }
         return true;
       case AuthKind.Console:
-        request.principal = { kind: AuthKind.Console, accountId: await this.consoleAccount(authorization) };
+        request.principal = { kind: AuthKind.Console, ...(await this.consoleSession(authorization)) };
+        await this.refuseWritesWhileSuspended(request.method, request.url, request.principal.accountId);
         return true;
       case AuthKind.Admin:
-        this.checkAdmin(authorization);
-        request.principal = { kind: AuthKind.Admin };
+        request.principal = { kind: AuthKind.Admin, name: this.adminName(authorization) };
         return true;
       case undefined:
         throw new ApiError(ErrorKind.NotFound, 'Unknown path. See /docs for the API.');
     }
   }
 
-  private async consoleAccount(authorization: string | undefined): Promise<string> {
+  private async consoleSession(authorization: string | undefined): Promise<ConsoleIdentity> {
     const token = authorization?.startsWith('Bearer ') ? authorization.slice(7) : '';
     if (!token) {
       throw new ApiError(
@@ -60,14 +62,41 @@ export class AuthGuard implements CanActivate {
         'Missing console session. Send "Authorization: Bearer <accessToken>".',
       );
     }
-    return this.sessions.verifySession(token);
+    return this.sessions.authenticate(token);
   }
 
-  /** Compares digests in constant time, so response timing reveals nothing about the token. */
-  private checkAdmin(authorization: string | undefined): void {
-    const presented = authorization?.startsWith('Bearer ') ? authorization.slice(7) : '';
-    if (!this.adminTokenDigest || !timingSafeEqual(sha256(presented), this.adminTokenDigest)) {
+  /**
+   * A suspended account's console is read-only: reads answer, every change (keys, top-ups,
+   * redemptions, settings) is refused. Sessions themselves (/console/auth) still work, so the
+   * owner can sign in and read why their keys are refused. One indexed read, on writes only.
+   */
+  private async refuseWritesWhileSuspended(method: string, url: string, accountId: string): Promise<void> {
+    if (method === 'GET' || method === 'HEAD' || url.startsWith('/console/auth/')) {
+      return;
+    }
+    if (await this.accounts.isSuspended(accountId)) {
+      throw new ApiError(
+        ErrorKind.AccountSuspended,
+        'This account is suspended: the console is read-only. Contact support.',
+      );
+    }
+  }
+
+  /**
+   * The name of the token presented. Compares digests in constant time, and with every token
+   * whatever matched, so response timing reveals nothing about any of them.
+   */
+  private adminName(authorization: string | undefined): string {
+    const presented = sha256(authorization?.startsWith('Bearer ') ? authorization.slice(7) : '');
+    let name: string | null = null;
+    for (const token of this.adminTokenDigests) {
+      if (timingSafeEqual(presented, token.digest)) {
+        name = token.name;
+      }
+    }
+    if (name === null) {
       throw new ApiError(ErrorKind.InvalidAdminToken, 'Invalid or missing admin token.');
     }
+    return name;
   }
 }

@@ -1,12 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { JwtService } from '@nestjs/jwt';
 import { randomInt } from 'node:crypto';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { AccountEntity } from 'src/modules/accounts/account.entity';
 import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
 import { AccountResponseDto, SessionResponseDto } from 'src/modules/accounts/dto/account.dto';
-import { AuthAction, AuthThrottle } from 'src/modules/auth/auth-throttle';
+import { AuthThrottle } from 'src/modules/auth/auth-throttle';
+import { ConsoleSessions, SessionClient } from 'src/modules/auth/console-sessions.service';
 import { PasswordHasherService } from 'src/modules/auth/password-hasher.service';
+import { MailQueue } from 'src/modules/mail/mail.queue';
 
 // Unambiguous characters only (no 0/O, 1/I/L), since people type referral codes by hand.
 const REFERRAL_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
@@ -14,44 +15,33 @@ const REFERRAL_CODE_LENGTH = 8;
 // Spent on unknown e-mails too, so a login's timing does not tell whether an account exists.
 const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
-export interface SessionClaims {
-  sub: string;
-}
-
 @Injectable()
 export class AuthService {
   constructor(
     private readonly accounts: AccountsRepository,
-    private readonly jwt: JwtService,
+    private readonly sessions: ConsoleSessions,
     private readonly passwords: PasswordHasherService,
     private readonly throttle: AuthThrottle,
+    private readonly mail: MailQueue,
   ) {}
 
-  /** `ip` is the client's address as the HTTP server resolved it (behind TRUST_PROXY's proxies only). */
-  register(email: string, password: string, ip: string, referralCode?: string): Promise<SessionResponseDto> {
-    return this.throttled('register', email, ip, () => this.createAccount(email, password, referralCode));
+  /** `client.ip` is the client's address as the HTTP server resolved it (behind TRUST_PROXY's proxies only). */
+  register(email: string, password: string, client: SessionClient, referralCode?: string): Promise<SessionResponseDto> {
+    return this.throttle.run('register', email, client.ip, () =>
+      this.createAccount(email, password, client, referralCode),
+    );
   }
 
-  login(email: string, password: string, ip: string): Promise<SessionResponseDto> {
-    return this.throttled('login', email, ip, () => this.checkPassword(email, password));
+  login(email: string, password: string, client: SessionClient): Promise<SessionResponseDto> {
+    return this.throttle.run('login', email, client.ip, () => this.checkPassword(email, password, client));
   }
 
-  private async throttled<T>(action: AuthAction, email: string, ip: string, run: () => Promise<T>): Promise<T> {
-    const attempt = await this.throttle.admit(action, email, ip);
-    try {
-      const result = await run();
-      await attempt.refund();
-      return result;
-    } catch (error) {
-      // Refused for load before the password was tried: nothing was guessed or probed.
-      if (error instanceof ApiError && error.kind === ErrorKind.Overloaded) {
-        await attempt.refund();
-      }
-      throw error;
-    }
-  }
-
-  private async createAccount(email: string, password: string, referralCode?: string): Promise<SessionResponseDto> {
+  private async createAccount(
+    email: string,
+    password: string,
+    client: SessionClient,
+    referralCode?: string,
+  ): Promise<SessionResponseDto> {
     const referrer = referralCode ? await this.accounts.findByReferralCode(referralCode.trim().toUpperCase()) : null;
     if (referralCode && !referrer) {
       throw ApiError.invalid(`Unknown referral code '${referralCode}'.`, 'referralCode');
@@ -65,7 +55,8 @@ export class AuthService {
         referredBy: referrer?.id ?? null,
       });
       if (created instanceof AccountEntity) {
-        return this.session(created);
+        await this.mail.sendVerification(created.id);
+        return this.session(created, client);
       }
       if (created.conflict === 'email') {
         throw new ApiError(ErrorKind.Conflict, 'An account with this e-mail already exists.', 'email', 'email_taken');
@@ -74,28 +65,17 @@ export class AuthService {
     throw new Error('Could not allocate a unique referral code');
   }
 
-  private async checkPassword(email: string, password: string): Promise<SessionResponseDto> {
+  private async checkPassword(email: string, password: string, client: SessionClient): Promise<SessionResponseDto> {
     const account = await this.accounts.findByEmail(email.trim().toLowerCase());
     const valid = await this.passwords.verify(password, account?.passwordHash ?? DUMMY_HASH);
     if (!account || !valid) {
       throw new ApiError(ErrorKind.InvalidCredentials, 'Incorrect e-mail or password.');
     }
-    return this.session(account);
+    return this.session(account, client);
   }
 
-  /** Verifies a console access token and returns the account id it was issued to. */
-  async verifySession(token: string): Promise<string> {
-    try {
-      const claims = await this.jwt.verifyAsync<SessionClaims>(token);
-      return claims.sub;
-    } catch {
-      throw new ApiError(ErrorKind.InvalidSession, 'Invalid or expired console session. Log in again.');
-    }
-  }
-
-  private async session(account: AccountEntity): Promise<SessionResponseDto> {
-    const claims: SessionClaims = { sub: account.id };
-    return { accessToken: await this.jwt.signAsync(claims), account: AccountResponseDto.from(account) };
+  private async session(account: AccountEntity, client: SessionClient): Promise<SessionResponseDto> {
+    return { ...(await this.sessions.open(account.id, client)), account: AccountResponseDto.from(account) };
   }
 }
 

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { registerQueue } from 'src/common/queue/bull-queues';
 import { QueueName } from 'src/common/queue/queue.constants';
+import { BalanceAlertsWorkerModule } from 'src/modules/balance-alerts/balance-alerts-worker.module';
 import { BalanceResyncService } from 'src/modules/billing/balance-resync.service';
 import { BillingProcessor } from 'src/modules/billing/billing.processor';
 import { KeySpendRepository } from 'src/modules/billing/key-spend.repository';
@@ -13,7 +14,7 @@ import { LedgerModule } from 'src/modules/ledger/ledger.module';
 
 /** Billing as the worker runs it: settlement, the hold sweeper and the Redis balance resync. */
 @Module({
-  imports: [registerQueue(QueueName.Billing), LedgerModule],
+  imports: [registerQueue(QueueName.Billing), LedgerModule, BalanceAlertsWorkerModule],
   providers: [
     BillingProcessor,
     SettlementService,
@@ -24,6 +25,6 @@ import { LedgerModule } from 'src/modules/ledger/ledger.module';
     HoldSweeperService,
     BalanceResyncService,
   ],
-  exports: [SettlementService, HoldSweeperService],
+  exports: [SettlementService, HoldSweeperService, UsageQueueService],
 })
 export class BillingWorkerModule {}

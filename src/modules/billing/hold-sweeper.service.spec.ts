@@ -1,3 +1,4 @@
+import { workerMetrics } from 'src/common/metrics/worker-metrics';
 import { HoldSweeperService } from 'src/modules/billing/hold-sweeper.service';
 import { SettlementRepository } from 'src/modules/billing/settlement.repository';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
@@ -56,6 +57,18 @@ describe(HoldSweeperService.name, () => {
       ['acct-2', 'req_orphan'],
       ['acct-3', 'req_recorded'],
     ]);
+  });
+
+  it("should count what it closed on the worker's metrics, by reason", async () => {
+    const released = async () =>
+      Object.fromEntries((await workerMetrics.holdsReleased.get()).values.map((v) => [v.labels.reason, v.value]));
+    const before = await released();
+
+    await sut.sweep();
+
+    const after = await released();
+    expect((after.orphaned ?? 0) - (before.orphaned ?? 0)).toBe(1);
+    expect((after.settled ?? 0) - (before.settled ?? 0)).toBe(1);
   });
 
   it('should release nothing while Postgres cannot say which usage is settled', async () => {

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Logger } from 'pino';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { LOGGER } from 'src/common/logging/logger';
+import { workerMetrics } from 'src/common/metrics/worker-metrics';
 import { SettlementRepository } from 'src/modules/billing/settlement.repository';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
 import { BalanceGateService, BalanceSnapshot } from 'src/modules/ledger/balance-gate.service';
@@ -60,10 +61,12 @@ export class HoldSweeperService {
         if (snapshot) {
           await this.usage.releaseMany([{ accountId, requestId, snapshot }]);
           closed++;
+          workerMetrics.holdsReleased.inc({ reason: 'settled' });
           this.logger.warn({ accountId, reqId: requestId }, 'closed the hold of usage already settled in Postgres');
         } else if (releaseOrphans && (await this.usage.release(accountId, requestId))) {
           // Atomic in Redis: refused when usage is recorded for the hold, even if recorded just now.
           closed++;
+          workerMetrics.holdsReleased.inc({ reason: 'orphaned' });
           this.logger.warn({ accountId, reqId: requestId }, 'released an orphaned hold (its API process died)');
         } else {
           kept++;

@@ -174,6 +174,7 @@ export class MeteringService implements BeforeApplicationShutdown {
       status: result.status,
       upstreamLatencyMs: result.upstreamLatencyMs,
       createdAt: context.receivedAt.toISOString(),
+      recordedAtMs: Date.now(),
     };
     // The record leaves in this turn's write, before the answer's last bytes, which do not wait for
     // Redis's reply: the recorder retries a failed record, then settles it straight into Postgres.

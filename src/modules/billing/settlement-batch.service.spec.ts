@@ -17,6 +17,7 @@ describe(SettlementBatchService.name, () => {
     repository.inTransaction.mockImplementation((_lockTimeoutMs, work) => work(manager));
     repository.findReferrers.mockResolvedValue(new Map([['a', null]]));
     repository.findSettled.mockResolvedValue(new Set(['req_before']));
+    repository.findRouteCosts.mockResolvedValue(new Map());
     ledger.lockBalances.mockResolvedValue(new Map([['a', { balance: 1_000n, version: 4n }]]));
     return { sut, repository, ledger };
   }

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
+import { channelDailyTotals } from 'src/modules/billing/channel-daily-totals';
 import { KeySpendRepository } from 'src/modules/billing/key-spend.repository';
 import { Charge, settlementCharges, Shortfall } from 'src/modules/billing/settlement-charges';
 import { SettlementRepository } from 'src/modules/billing/settlement.repository';
@@ -56,6 +57,8 @@ export class SettlementBatchService {
       const moved = await this.post(manager, postings);
       moved.forEach((snapshot, accountId) => snapshots.set(accountId, snapshot));
       await this.repository.addUsageDaily(manager, usageDailyTotals(fresh, charges));
+      const costs = await this.repository.findRouteCosts(manager, fresh);
+      await this.repository.addChannelDaily(manager, channelDailyTotals(fresh, charges, costs));
     }
     const keySpent = await this.keySpend.addSpent(manager, chargesByKey(payloads, fresh, charges));
     const unknownAccounts = payloads.filter((p) => !snapshots.has(p.accountId)).map((p) => p.requestId);

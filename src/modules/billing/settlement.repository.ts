@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
+import { ChannelDailyTotal, routeKey, RouteCosts } from 'src/modules/billing/channel-daily-totals';
 import { Charge } from 'src/modules/billing/settlement-charges';
 import { UsageDailyTotal } from 'src/modules/billing/usage-daily-totals';
 import { BalanceSnapshot } from 'src/modules/ledger/balance-gate.service';
@@ -29,9 +30,12 @@ export class SettlementRepository {
 
   /** Each account's referrer (null without one); accounts that do not exist are left out. */
   async findReferrers(manager: EntityManager, accountIds: string[]): Promise<Map<string, string | null>> {
-    // referred_by never changes after registration, so it can be read before taking locks.
+    // referred_by never changes after registration, so it can be read before taking locks. A
+    // referral takes effect once the invitee verified its e-mail: until then, no credit (whatever
+    // REQUIRE_EMAIL_VERIFICATION says), so an address nobody reads cannot earn its own rebate.
     const rows = await manager.query<{ id: string; referred_by: string | null }[]>(
-      'SELECT id, referred_by FROM accounts WHERE id = ANY($1::uuid[])',
+      `SELECT id, CASE WHEN email_verified_at IS NOT NULL THEN referred_by END AS referred_by
+       FROM accounts WHERE id = ANY($1::uuid[])`,
       [accountIds],
     );
     return new Map(rows.map((row) => [row.id, row.referred_by]));
@@ -95,6 +99,76 @@ export class SettlementRepository {
     );
   }
 
+  /** The cost prices, now, of the routes (model, channel) that have them; routes without are left out. */
+  async findRouteCosts(manager: EntityManager, routes: { modelId: string; channelId: string }[]): Promise<RouteCosts> {
+    const rows = await manager.query<
+      {
+        model_id: string;
+        channel_id: string;
+        cost_input_price: string;
+        cost_output_price: string;
+        cost_cached_input_price: string | null;
+        cost_cache_write_input_price: string | null;
+      }[]
+    >(
+      `SELECT r.model_id, r.channel_id, r.cost_input_price, r.cost_output_price, r.cost_cached_input_price,
+         r.cost_cache_write_input_price
+       FROM model_routes r JOIN unnest($1::text[], $2::text[]) AS wanted(model_id, channel_id)
+         ON r.model_id = wanted.model_id AND r.channel_id = wanted.channel_id
+       WHERE r.cost_input_price IS NOT NULL AND r.cost_output_price IS NOT NULL`,
+      [routes.map((route) => route.modelId), routes.map((route) => route.channelId)],
+    );
+    return new Map(
+      rows.map((row) => [
+        routeKey(row.model_id, row.channel_id),
+        {
+          inputPrice: BigInt(row.cost_input_price),
+          outputPrice: BigInt(row.cost_output_price),
+          cachedInputPrice: price(row.cost_cached_input_price),
+          cacheWriteInputPrice: price(row.cost_cache_write_input_price),
+        },
+      ]),
+    );
+  }
+
+  /**
+   * Adds the totals to the per-channel rollup the margin report reads. Called only for usage inserted
+   * in the same transaction (like addUsageDaily), so a retried batch never counts twice.
+   */
+  async addChannelDaily(manager: EntityManager, totals: ChannelDailyTotal[]): Promise<void> {
+    const column = (pick: (total: ChannelDailyTotal) => bigint) => totals.map((total) => pick(total).toString());
+    await manager.query(
+      `INSERT INTO usage_channel_daily (day, model_id, channel_id, requests, prompt_tokens, completion_tokens,
+         cached_tokens, cache_write_tokens, revenue, upstream_cost, uncosted_requests, uncosted_revenue)
+       SELECT * FROM unnest($1::date[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[],
+         $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[])
+       ON CONFLICT (day, model_id, channel_id) DO UPDATE SET
+         requests = usage_channel_daily.requests + EXCLUDED.requests,
+         prompt_tokens = usage_channel_daily.prompt_tokens + EXCLUDED.prompt_tokens,
+         completion_tokens = usage_channel_daily.completion_tokens + EXCLUDED.completion_tokens,
+         cached_tokens = usage_channel_daily.cached_tokens + EXCLUDED.cached_tokens,
+         cache_write_tokens = usage_channel_daily.cache_write_tokens + EXCLUDED.cache_write_tokens,
+         revenue = usage_channel_daily.revenue + EXCLUDED.revenue,
+         upstream_cost = usage_channel_daily.upstream_cost + EXCLUDED.upstream_cost,
+         uncosted_requests = usage_channel_daily.uncosted_requests + EXCLUDED.uncosted_requests,
+         uncosted_revenue = usage_channel_daily.uncosted_revenue + EXCLUDED.uncosted_revenue`,
+      [
+        totals.map((total) => total.day),
+        totals.map((total) => total.modelId),
+        totals.map((total) => total.channelId),
+        column((total) => total.requests),
+        column((total) => total.prompt),
+        column((total) => total.completion),
+        column((total) => total.cached),
+        column((total) => total.cacheWrite),
+        column((total) => total.revenue),
+        column((total) => total.upstreamCost),
+        column((total) => total.uncostedRequests),
+        column((total) => total.uncostedRevenue),
+      ],
+    );
+  }
+
   /** Adds the totals to the daily rollup the console's usage view reads. */
   async addUsageDaily(manager: EntityManager, totals: UsageDailyTotal[]): Promise<void> {
     await manager.query(
@@ -126,6 +200,9 @@ export class SettlementRepository {
     );
   }
 }
+
+/** A cost price column: null stays null (unknown, or the input price for the cache prices). */
+const price = (value: string | null) => (value === null ? null : BigInt(value));
 
 /** Postgres gave up waiting for a row lock (SQLSTATE 55P03, `lock_not_available`). */
 export function isLockTimeout(error: unknown): boolean {

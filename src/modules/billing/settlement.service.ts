@@ -2,11 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Logger } from 'pino';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { LOGGER } from 'src/common/logging/logger';
+import { workerMetrics } from 'src/common/metrics/worker-metrics';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { SettlementBatchService, SettlementResult } from 'src/modules/billing/settlement-batch.service';
 import { isDatabaseUnavailable, isLockTimeout } from 'src/modules/billing/settlement.repository';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
 import { BalanceGateService } from 'src/modules/ledger/balance-gate.service';
+import { LowBalanceAlerts } from 'src/modules/balance-alerts/low-balance-alerts.service';
 
 /** Usages claimed, and settled in one transaction, at a time. */
 const CLAIM_BATCH = 500;
@@ -29,6 +31,7 @@ export class SettlementService {
     private readonly batch: SettlementBatchService,
     private readonly usage: UsageQueueService,
     private readonly gate: BalanceGateService,
+    private readonly alerts: LowBalanceAlerts,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -133,6 +136,18 @@ export class SettlementService {
   }
 
   private async apply(payloads: SettleCompletionPayload[]): Promise<void> {
+    workerMetrics.settlementBatchSize.observe(payloads.length);
+    const timer = workerMetrics.settlementBatchSeconds.startTimer();
+    try {
+      await this.applyTimed(payloads);
+      timer({ outcome: 'settled' });
+    } catch (error) {
+      timer({ outcome: 'failed' });
+      throw error;
+    }
+  }
+
+  private async applyTimed(payloads: SettleCompletionPayload[]): Promise<void> {
     const result = await this.batch.settle(payloads);
     reportSettlement(this.logger, result);
     // After the commit: a crash here leaves holds and records in Redis; once the lease lapses they
@@ -147,6 +162,9 @@ export class SettlementService {
     );
     const referrers = [...result.snapshots].filter(([id]) => !payloads.some((payload) => payload.accountId === id));
     await Promise.all(referrers.map(([id, snapshot]) => this.gate.sync(id, snapshot)));
+    await this.alerts.checkAfterSettlement(
+      result.applied.length > 0 ? [...new Set(payloads.map((p) => p.accountId))] : [],
+    );
   }
 }
 

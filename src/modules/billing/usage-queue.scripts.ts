@@ -80,3 +80,25 @@ for index = 5, #ARGV, 3 do
   end
 end
 return soonest`;
+
+// For the worker's metrics: how many usages wait (ZCARD) and, among the 500 next to be claimed and
+// the 500 last (claimed, or waiting for a retry), the oldest recording time (a payload's
+// recordedAtMs; older records have none and are skipped). Bounded: at most ARGV[1] * 2 reads however
+// long the backlog. Returns { count, age in ms of the oldest seen, or -1 }. Hash keys are derived from
+// the members, as in CLAIM_SCRIPT.
+export const BACKLOG_SCRIPT = `${REDIS_NOW_MS}
+local count = redis.call('ZCARD', KEYS[1])
+local oldest = -1
+local function scan(members)
+  for _, member in ipairs(members) do
+    local separator = string.find(member, ':', 1, true)
+    local payload = redis.call('HGET', ARGV[2] .. string.sub(member, 1, separator - 1), string.sub(member, separator + 1))
+    local recorded = payload and tonumber(string.match(payload, '"recordedAtMs":(%d+)'))
+    if recorded and (oldest < 0 or recorded < oldest) then oldest = recorded end
+  end
+end
+local sample = tonumber(ARGV[1])
+scan(redis.call('ZRANGE', KEYS[1], 0, sample - 1))
+if count > sample then scan(redis.call('ZRANGE', KEYS[1], math.max(sample, count - sample), -1)) end
+if oldest < 0 then return { count, -1 } end
+return { count, math.max(0, now - oldest) }`;

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { runScript } from 'src/common/redis/run-script';
 import {
+  BACKLOG_SCRIPT,
   CLAIM_SCRIPT,
   RECORD_SCRIPT,
   RELEASE_SCRIPT,
@@ -19,6 +20,8 @@ const USAGE_ATTEMPTS = 'gw:usage:attempts';
 /** A failed settlement is tried again after this, doubling per attempt up to RETRY_MAX_MS, jittered. */
 const RETRY_FIRST_MS = 500;
 const RETRY_MAX_MS = 8_000;
+/** Records read from each end of the index when the worker's metrics look for the oldest. */
+const BACKLOG_SAMPLE = 500;
 /** Past this many failed attempts (about 2.5 minutes of them), a usage is tried once per lease only. */
 const RETRY_FAST_ATTEMPTS = 24;
 
@@ -42,6 +45,22 @@ export class UsageQueueService {
     this.redis.defineCommand('gatewayRecordUsage', { numberOfKeys: 2, lua: RECORD_SCRIPT });
     this.redis.defineCommand('gatewayClaimUsage', { numberOfKeys: 2, lua: CLAIM_SCRIPT });
     this.redis.defineCommand('gatewayRetryLater', { numberOfKeys: 2, lua: RETRY_LATER_SCRIPT });
+    this.redis.defineCommand('gatewayUsageBacklog', { numberOfKeys: 1, lua: BACKLOG_SCRIPT });
+  }
+
+  /**
+   * Usage recorded and not settled yet, and the age (Redis's clock minus the API's at recording) of
+   * the oldest of it, or null when none carries a recording time. One bounded script: for metrics.
+   */
+  async backlog(): Promise<{ count: number; oldestAgeMs: number | null }> {
+    const [count, oldestAgeMs] = await runScript<[number, number]>(
+      this.redis,
+      'gatewayUsageBacklog',
+      USAGE_INDEX,
+      String(BACKLOG_SAMPLE),
+      USAGE_PREFIX,
+    );
+    return { count, oldestAgeMs: oldestAgeMs < 0 ? null : oldestAgeMs };
   }
 
   /**

@@ -67,7 +67,7 @@ export class ChannelTestService {
     const { channel } = route;
     const adapter = ADAPTERS[channel.type];
     const chat = testChat(route);
-    const request = adapter.buildRequest(route, PROBE_BODY, chat);
+    const request = await adapter.buildRequest(route, PROBE_BODY, chat);
     const { connectMs, firstByteMs, silenceMs } = channel.timeouts;
     const signal = AbortSignal.timeout(connectMs + firstByteMs + silenceMs);
     const startedAt = performance.now();

@@ -10,6 +10,7 @@ import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator
 import { AdmittedCompletion } from 'src/modules/chat-completions/completion-admission.service';
 import { orderRoutes } from 'src/modules/chat-completions/route-order';
 import { CHAT_REPLY_FORMAT, ReplyFormat } from 'src/modules/chat-completions/reply-format';
+import { PassedAnswer, PassThrough } from 'src/modules/chat-completions/pass-through';
 import { relayStream } from 'src/modules/chat-completions/stream-relay';
 import { AnthropicAdapter } from 'src/modules/chat-completions/upstream/anthropic.adapter';
 import { GeminiAdapter } from 'src/modules/chat-completions/upstream/gemini.adapter';
@@ -51,6 +52,8 @@ interface Attempt {
   adapter: ProviderAdapter;
   reply: FastifyReply;
   format: ReplyFormat;
+  /** Set when this route's channel speaks the client's own API: nothing is translated. */
+  passThrough: PassThrough | null;
   meter: CompletionMeter;
   signal: AbortSignal;
   startedAt: number;
@@ -67,7 +70,11 @@ export class ChatCompletionsService {
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
-    this.adapters = { openai: new OpenAiAdapter(), anthropic: new AnthropicAdapter(), gemini: new GeminiAdapter() };
+    this.adapters = {
+      openai: new OpenAiAdapter(),
+      anthropic: new AnthropicAdapter(),
+      gemini: new GeminiAdapter(config.imageFetch),
+    };
   }
 
   /**
@@ -95,7 +102,20 @@ export class ChatCompletionsService {
         continue;
       }
       const startedAt = performance.now();
-      const attempt: Attempt = { chat, body, route, adapter, reply, format, meter, signal, startedAt, lease };
+      const passThrough = format.passThrough?.(route, chat) ?? null;
+      const attempt: Attempt = {
+        chat,
+        body,
+        route,
+        adapter,
+        reply,
+        format,
+        passThrough,
+        meter,
+        signal,
+        startedAt,
+        lease,
+      };
       try {
         const outcome = await this.attempt(attempt);
         if (typeof outcome === 'string') {
@@ -125,8 +145,8 @@ export class ChatCompletionsService {
 
   /** One upstream request: the answer's status once it reached the client, or why this route failed. */
   private async attempt(attempt: Attempt): Promise<MeteredStatus | RouteFailure> {
-    const { chat, body, route, adapter, signal, lease } = attempt;
-    const request = adapter.buildRequest(route, body, chat);
+    const { chat, body, route, adapter, signal, lease, passThrough } = attempt;
+    const request = passThrough?.request ?? (await adapter.buildRequest(route, body, chat, signal));
     const result = await this.upstream.post(
       route.channel,
       request.path,
@@ -217,7 +237,7 @@ export class ChatCompletionsService {
     body: UpstreamBody,
     declaredLength: string | string[] | undefined,
   ): Promise<MeteredStatus | null> {
-    const { chat, route, adapter, reply, format, meter } = attempt;
+    const { chat, route, adapter, reply, format, passThrough, meter } = attempt;
     const result = (
       status: MeteredStatus,
       partial: Pick<MeteredResult, 'usage' | 'deliveredTokens'>,
@@ -228,17 +248,21 @@ export class ChatCompletionsService {
       ...partial,
     });
     if (chat.stream) {
-      const translator = adapter.streamTranslator(route, chat);
+      const output = passThrough?.stream() ?? {
+        translator: adapter.streamTranslator(route, chat),
+        writer: format.streamWriter(),
+      };
+      const translator = output.translator;
       const measured = () => ({ usage: translator.usage(), deliveredTokens: () => translator.deliveredTokens() });
       const limits = {
         signal: attempt.signal,
         drainTimeoutMs: this.config.relay.drainTimeoutMs,
         onStart: () => this.succeeded(attempt),
       };
-      const output = { translator, writer: format.streamWriter() };
       const outcome = await relayStream(body, reply, output, limits, async () => {
         const billed = await meter.record(result('completed', measured()));
-        const synthesize = chat.includeUsage && !translator.usage();
+        // A provider's own stream has its own usage events: nothing is added to it.
+        const synthesize = !passThrough && chat.includeUsage && !translator.usage();
         return synthesize ? [translator.usageEvent(billed)] : [];
       });
       if (outcome === 'abnormal') {
@@ -259,6 +283,9 @@ export class ChatCompletionsService {
     if (attempt.signal.aborted) {
       throw attempt.signal.reason as Error;
     }
+    if (passThrough) {
+      return this.sendPassedAnswer(attempt, passThrough.answer(answer), result);
+    }
     // Over BODY_LIMIT_BYTES or not JSON: abnormal, like garbage, so the next route is tried.
     const completion = adapter.toCompletion(answer, chat.model.id);
     if (!completion) {
@@ -272,6 +299,24 @@ export class ChatCompletionsService {
     completion.usage ??= wireUsage(billed);
     const answered = format.answer(completion);
     await reply.code(200).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(answered));
+    return 'completed';
+  }
+
+  /** A provider's own JSON answer, billed like a translated one and sent as it came; null when not valid. */
+  private async sendPassedAnswer(
+    attempt: Attempt,
+    passed: PassedAnswer | null,
+    result: (status: MeteredStatus, partial: Pick<MeteredResult, 'usage' | 'deliveredTokens'>) => MeteredResult,
+  ): Promise<MeteredStatus | null> {
+    if (!passed) {
+      return null;
+    }
+    this.succeeded(attempt);
+    const billed = await attempt.meter.record(
+      result('completed', { usage: passed.usage, deliveredTokens: passed.deliveredTokens }),
+    );
+    const answered = JSON.stringify(passed.body(billed));
+    await attempt.reply.code(200).header('content-type', 'application/json; charset=utf-8').send(answered);
     return 'completed';
   }
 }

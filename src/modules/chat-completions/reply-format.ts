@@ -1,16 +1,26 @@
 import { ErrorBody } from 'src/common/errors/api-error';
+import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
+import { PassThrough } from 'src/modules/chat-completions/pass-through';
+import { CatalogRoute } from 'src/modules/models/catalog.service';
 
 /**
- * How a relayed answer reaches the client. The relay always produces chat completions (a
+ * How a relayed answer reaches the client. The relay produces chat completions (a
  * `chat.completion`, or `chat.completion.chunk` events); a format reshapes them on the way out, so
  * another wire format (the Responses API) reuses routing, failover, the stream relay and metering
- * instead of copying them.
+ * instead of copying them. The one exception is a format's pass-through (below), whose provider
+ * answers in the client's own format already.
  */
 export interface ReplyFormat {
   /** The JSON body for a complete `chat.completion` whose usage is filled in. */
   answer(completion: Record<string, unknown>): unknown;
   /** A writer for one stream. */
   streamWriter(): StreamWriter;
+  /**
+   * For a format whose client speaks a provider's own API: on a route to a channel of that provider,
+   * the request and answer that pass through untranslated (`answer`/`streamWriter` are then unused).
+   * Null on other routes, which are translated; asked per route, so one model's routes may mix both.
+   */
+  passThrough?(route: CatalogRoute, chat: ChatRequest): PassThrough | null;
 }
 
 /** Turns the chat chunk events of one stream into the text the client receives. */

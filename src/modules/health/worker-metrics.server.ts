@@ -3,13 +3,23 @@ import { createServer, Server } from 'node:http';
 import { once } from 'node:events';
 import { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger';
-import { metricsRegistry } from 'src/common/metrics/metrics';
+import { workerScrapeRegistry } from 'src/common/metrics/worker-metrics';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
+import { WorkerGauges } from 'src/modules/health/worker-gauges';
+
+/** The worker's two routes; its Kubernetes probes name them too (test/deploy/kubernetes.spec.ts checks). */
+export const WORKER_METRICS_PATH = '/metrics';
+export const WORKER_HEALTH_PATH = '/health';
+
+/** A scrape waits this long for the gauges read from Redis, well inside Prometheus's default 10 s timeout. */
+const GAUGES_TIMEOUT_MS = 2_000;
 
 /**
  * The worker's own `/metrics` (and a `/health` for probes) on WORKER_METRICS_PORT, when set: what only
- * the worker counts (payments confirmed and expired, their latency) is otherwise never scraped. Not a
- * public API: bind it to a private network.
+ * the worker counts (settlement, job failures, the hold sweeper, payments confirmed) is otherwise never
+ * scraped. Plain node:http, a handful of routes: nothing on the job path waits for it. Not a public
+ * API: bind it to a private network. `/health` is liveness only (the event loop answers): a worker
+ * waiting for Redis or Postgres to come back must not be restarted for it.
  */
 @Injectable()
 export class WorkerMetricsServer implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -18,6 +28,7 @@ export class WorkerMetricsServer implements OnApplicationBootstrap, OnApplicatio
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly gauges: WorkerGauges,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -27,14 +38,17 @@ export class WorkerMetricsServer implements OnApplicationBootstrap, OnApplicatio
     }
     this.server = createServer((request, response) => {
       const path = (request.url ?? '').split('?')[0];
-      if (request.method === 'GET' && path === '/metrics') {
-        metricsRegistry.metrics().then(
-          (text) => response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(text),
-          () => response.writeHead(500).end(),
-        );
+      if (request.method === 'GET' && path === WORKER_METRICS_PATH) {
+        this.gauges
+          .refresh(GAUGES_TIMEOUT_MS)
+          .then(() => workerScrapeRegistry.metrics())
+          .then(
+            (text) => response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(text),
+            () => response.writeHead(500).end(),
+          );
         return;
       }
-      if (request.method === 'GET' && path === '/health') {
+      if (request.method === 'GET' && path === WORKER_HEALTH_PATH) {
         response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
         return;
       }

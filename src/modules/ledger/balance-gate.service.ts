@@ -44,6 +44,16 @@ export type HoldResult =
   /** Redis has no spent snapshot of this epoch for the key (only asked when it has a limit). */
   | { outcome: 'keyUnknown' };
 
+/** One request's reservation, as Redis keeps it until its usage is recorded. */
+export interface OpenHold {
+  requestId: string;
+  keyId: string | null;
+  /** Nano-dollars held. */
+  amount: bigint;
+  /** By Redis's clock; null if the index has no entry for it (never expected). */
+  openedAt: Date | null;
+}
+
 /** The key a hold is made through, and its spend limit (nano-dollars; null: none). */
 export interface HoldKey {
   id: string;
@@ -180,6 +190,31 @@ export class BalanceGateService {
       const separator = member.indexOf(':');
       return [member.slice(0, separator), member.slice(separator + 1)];
     });
+  }
+
+  /**
+   * An account's open holds as Redis has them now (at most `limit`, the oldest first), with when
+   * each was opened by Redis's clock. Holds live for one request each, so an account has at most
+   * its concurrency cap of them; the limit bounds the answer anyway.
+   */
+  async openHolds(accountId: string, limit: number): Promise<OpenHold[]> {
+    const [, holds] = holdKeys(accountId);
+    const entries = Object.entries(await this.redis.hgetall(holds)).slice(0, limit);
+    const pipeline = this.redis.pipeline();
+    entries.forEach(([requestId]) => pipeline.zscore(HOLD_INDEX, holdMember(accountId, requestId)));
+    const openedAt = entries.length > 0 ? ((await pipeline.exec()) ?? []) : [];
+    return entries
+      .map(([requestId, value], index) => {
+        const [amount, keyId] = value.split(':');
+        const score = openedAt[index]?.[1] as string | null | undefined;
+        return {
+          requestId,
+          keyId: keyId || null,
+          amount: BigInt(amount),
+          openedAt: score ? new Date(Number(score)) : null,
+        };
+      })
+      .sort((a, b) => (a.openedAt?.getTime() ?? 0) - (b.openedAt?.getTime() ?? 0));
   }
 
   async reserved(accountId: string): Promise<bigint> {

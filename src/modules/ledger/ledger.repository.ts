@@ -65,6 +65,9 @@ export type RefusedPosting = Extract<
 //   position) follow that order.
 // - Several accounts are locked in the order the UPDATE meets them: callers that run batches
 //   concurrently lock the accounts first, in id order (lockBalances).
+// - A low-balance alert that was sent is armed again once an entry leaves the balance at or above
+//   its threshold, in the same statement: every credit (a top-up, an adjustment, a referral credit)
+//   passes here, so none can lift the balance without re-arming it.
 // One row per account of the batch comes back: its balance and version if it moved, and the
 // positions of its postings left out (normally none).
 const POST_MANY_SQL = `
@@ -93,6 +96,11 @@ const POST_MANY_SQL = `
   guarded AS (
     INSERT INTO ledger_references (kind, reference)
     SELECT i.kind, i.reference FROM input i JOIN updated u ON u.id = i.account_id
+  ),
+  rearmed AS (
+    UPDATE balance_alerts b SET alert_sent = false, updated_at = now()
+    FROM updated u
+    WHERE b.account_id = u.id AND b.alert_sent AND u.balance >= b.threshold
   ),
   inserted AS (
     INSERT INTO ledger_entries (account_id, kind, amount, balance_after, reference, description, created_at)

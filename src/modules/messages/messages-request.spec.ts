@@ -80,6 +80,26 @@ describe('translateMessagesRequest', () => {
     ]);
   });
 
+  it('should carry plain-text documents as text, which the hold counts', () => {
+    const chat = translateMessagesRequest({
+      ...base,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'The grass is green.' } },
+            { type: 'document', source: { type: 'content', content: [{ type: 'text', text: 'The sky is blue.' }] } },
+            { type: 'text', text: 'What colour is the grass?' },
+          ],
+        },
+      ],
+    });
+
+    expect(chat.messages).toEqual([
+      { role: 'user', content: 'The grass is green.The sky is blue.What colour is the grass?' },
+    ]);
+  });
+
   it('should map tools and each tool_choice, and ask a stream for its usage', () => {
     const tools = [{ name: 'w', description: 'weather', input_schema: { type: 'object' } }];
     const fn = { type: 'function', function: { name: 'w', description: 'weather', parameters: { type: 'object' } } };
@@ -124,7 +144,17 @@ describe('translateMessagesRequest', () => {
     [{ ...base, messages: [] }, 'messages'],
     [{ ...base, messages: [{ role: 'system', content: 'x' }] }, 'messages.0.role'],
     [{ ...base, messages: [{ role: 'user', content: 42 }] }, 'messages.0.content'],
-    [{ ...base, messages: [{ role: 'user', content: [{ type: 'document' }] }] }, 'messages.0.content.0.type'],
+    [{ ...base, messages: [{ role: 'user', content: [{ type: 'search_result' }] }] }, 'messages.0.content.0.type'],
+    [{ ...base, messages: [{ role: 'user', content: [{ type: 'document' }] }] }, 'messages.0.content.0.source'],
+    [
+      {
+        ...base,
+        messages: [
+          { role: 'user', content: [{ type: 'document', source: { type: 'url', url: 'https://x.test/a.pdf' } }] },
+        ],
+      },
+      'messages.0.content.0.source.type',
+    ],
     [
       { ...base, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file', file_id: 'f' } }] }] },
       'messages.0.content.0.source.type',

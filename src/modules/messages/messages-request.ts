@@ -1,4 +1,5 @@
 import { ApiError } from 'src/common/errors/api-error';
+import { estimatePromptTokens } from 'src/modules/billing/token-estimator';
 
 type Json = Record<string, unknown>;
 
@@ -7,9 +8,10 @@ const isObject = (value: unknown): value is Json =>
 const isAbsent = (value: unknown) => value === undefined || value === null;
 
 /**
- * Anthropic fields with no chat counterpart: accepted and not relayed (docs/messages.md says why).
- * `top_k` has no place in the internal chat body, so no channel type receives it; `thinking` asks
- * for reasoning blocks the chat answer cannot carry back; `service_tier` is the provider's business.
+ * Anthropic fields with no chat counterpart: left out of the chat body (docs/messages.md says why), so
+ * only an Anthropic channel, which gets the client's body as it came, receives them. `top_k` has no
+ * place in chat; `thinking` asks for reasoning blocks a chat answer cannot carry back; `service_tier`
+ * is the provider's business.
  */
 const DROPPED_FIELDS = new Set(['top_k', 'thinking', 'service_tier']);
 /** Chat-completions names a Messages body must not carry: the translation writes them. */
@@ -226,11 +228,17 @@ function userTurn(blocks: Json[], at: string): Json[] {
       case 'image':
         parts.push({ type: 'image_url', image_url: { url: imageUrl(block.source, `${place}.source`) } });
         break;
+      case 'document':
+        parts.push({ type: 'text', text: documentText(block.source, `${place}.source`) });
+        break;
       case 'tool_result':
         results.push(toolResult(block, place));
         break;
       default:
-        throw invalid(`${place}.type`, "Input should be 'text', 'image' or 'tool_result' in a user message.");
+        throw invalid(
+          `${place}.type`,
+          "Input should be 'text', 'image', 'document' or 'tool_result' in a user message.",
+        );
     }
   });
   if (parts.length === 0) {
@@ -295,6 +303,34 @@ function imageUrl(source: unknown, at: string): string {
     return source.url;
   }
   throw invalid(`${at}.type`, "Input should be 'base64' or 'url'.");
+}
+
+/**
+ * A plain-text document's text: what the chat body carries, and what the hold counts (an Anthropic
+ * channel gets the document block itself). PDF, URL and file documents are refused: their tokens
+ * cannot be known before the upstream reads them, and the hold must be an upper bound.
+ */
+function documentText(source: unknown, at: string): string {
+  if (!isObject(source)) {
+    throw invalid(at, 'Input should be a document source object.');
+  }
+  if (source.type === 'text') {
+    if (source.media_type !== 'text/plain') {
+      throw invalid(`${at}.media_type`, "Input should be 'text/plain'.");
+    }
+    if (typeof source.data !== 'string') {
+      throw invalid(`${at}.data`, 'Input should be a string.');
+    }
+    return source.data;
+  }
+  if (source.type === 'content') {
+    const content = typeof source.content === 'string' ? [{ type: 'text', text: source.content }] : source.content;
+    if (!Array.isArray(content)) {
+      throw invalid(`${at}.content`, 'Input should be a string or a list of text blocks.');
+    }
+    return content.map((block: unknown, i) => textOf(isObject(block) ? block : {}, `${at}.content.${i}`)).join('\n\n');
+  }
+  throw invalid(`${at}.type`, "Input should be 'text' or 'content': PDF, URL and file documents are not supported.");
 }
 
 function toolCall(block: Json, at: string): Json {
@@ -409,4 +445,22 @@ function toolChoiceOf(choice: unknown, hasTools: boolean): Json {
     out.parallel_tool_calls = false;
   }
   return out;
+}
+
+/**
+ * The prompt tokens of the earlier turns' thinking blocks (a body `translateMessagesRequest` accepted):
+ * the chat body drops them, an Anthropic channel receives them. 0 when there are none.
+ */
+export function replayedThinkingTokens(body: Json): number {
+  let text = '';
+  for (const message of body.messages as Json[]) {
+    if (message.role !== 'assistant' || !Array.isArray(message.content)) {
+      continue;
+    }
+    for (const block of message.content as Json[]) {
+      const value = block.type === 'thinking' ? block.thinking : block.type === 'redacted_thinking' ? block.data : '';
+      text += typeof value === 'string' ? `${value}\n` : '';
+    }
+  }
+  return text === '' ? 0 : estimatePromptTokens([{ role: 'assistant', content: text }]);
 }

@@ -42,8 +42,14 @@ export class MessagesController {
   @ApiHeader({
     name: 'anthropic-version',
     required: false,
-    description: 'Accepted, any value; not required',
-    schema: { type: 'string', example: '2023-06-01' },
+    description: 'Passed on to Anthropic channels (default 2023-06-01); not required',
+    schema: { type: 'string', example: '2023-06-01', maxLength: 64, pattern: '^[\\w.-]{1,64}$' },
+  })
+  @ApiHeader({
+    name: 'anthropic-beta',
+    required: false,
+    description: 'Comma-separated beta names, passed on to Anthropic channels; not required',
+    schema: { type: 'string', example: 'interleaved-thinking-2025-05-14', maxLength: 1024 },
   })
   @ApiBody({ type: MessageRequestDto })
   @ApiOkResponse({

@@ -4,14 +4,23 @@ import { ApiKeyPrincipal } from 'src/common/decorators/auth.decorators';
 import { ApiError } from 'src/common/errors/api-error';
 import { MeteredStatus } from 'src/modules/billing/metering.types';
 import { ChatCompletionsService } from 'src/modules/chat-completions/chat-completions.service';
-import { CompletionAdmission } from 'src/modules/chat-completions/completion-admission.service';
+import {
+  admitChatRequest,
+  ChatAdmission,
+  CompletionAdmission,
+  RequestValidator,
+} from 'src/modules/chat-completions/completion-admission.service';
+import { anthropicHeaders } from 'src/modules/messages/anthropic-pass-through';
 import { MessagesReplyFormat } from 'src/modules/messages/messages-reply.format';
-import { messagesParam, translateMessagesRequest } from 'src/modules/messages/messages-request';
+import { messagesParam, replayedThinkingTokens, translateMessagesRequest } from 'src/modules/messages/messages-request';
+
+type Headers = Record<string, string | string[] | undefined>;
 
 /**
  * POST /v1/messages (Anthropic's Messages API): the request becomes a chat-completions body and goes
  * through the same admission (limits, hold, slot, usage record) and relay as chat, so it is routed,
- * failed over and billed exactly as the equivalent chat request; only the answer is reshaped.
+ * failed over and billed exactly as the equivalent chat request. On each route to an Anthropic channel
+ * the client's own body and answer pass through untranslated; on the others only the answer is reshaped.
  */
 @Injectable()
 export class MessagesService {
@@ -22,19 +31,36 @@ export class MessagesService {
 
   async create(
     principal: ApiKeyPrincipal,
-    request: { body: unknown; id: string },
+    request: { body: unknown; id: string; headers: Headers },
     reply: FastifyReply,
   ): Promise<MeteredStatus> {
     const chatBody = translateMessagesRequest(request.body);
-    const format = new MessagesReplyFormat(chatBody.model as string);
+    const client = { body: request.body as Record<string, unknown>, headers: anthropicHeaders(request.headers) };
+    const format = new MessagesReplyFormat(chatBody.model as string, client);
     try {
-      return await this.admission.run(principal, { body: chatBody, id: request.id }, reply, (admitted) =>
-        this.chat.complete(admitted, reply, format),
+      return await this.admission.run(
+        principal,
+        { body: chatBody, id: request.id },
+        reply,
+        (admitted) => this.chat.complete(admitted, reply, format),
+        holdingPassedThinking(replayedThinkingTokens(client.body)),
       );
     } catch (error) {
       throw inMessagesTerms(error);
     }
   }
+}
+
+/**
+ * Chat's admission, with the earlier turns' thinking blocks added to the prompt held: the chat body
+ * leaves them out, but an Anthropic channel receives them (and may bill them) as the client sent them.
+ */
+function holdingPassedThinking(thinkingTokens: number): RequestValidator<ChatAdmission> {
+  return (body, findModel) => {
+    const admitted = admitChatRequest(body, findModel);
+    const held = { ...admitted.held, promptTokens: admitted.held.promptTokens + thinkingTokens };
+    return { ...admitted, held };
+  };
 }
 
 /** A refusal naming a chat parameter names the Messages one the client sent, in Anthropic's `field: …` style. */

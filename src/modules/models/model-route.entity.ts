@@ -1,3 +1,4 @@
+import { bigintTransformer } from 'src/common/database/bigint.transformer';
 import { ChannelEntity } from 'src/modules/channels/channel.entity';
 import { ModelEntity } from 'src/modules/models/model.entity';
 import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
@@ -17,6 +18,22 @@ export class ModelRouteEntity {
   /** Order as given by the operator (the `routes` array index). */
   @Column({ type: 'integer' })
   position: number;
+
+  // What the upstream charges us through this route, nano-dollars per million tokens (like the model's
+  // prices): settlement rolls it up for the margin report. Null input/output price: the cost is unknown.
+  @Column({ name: 'cost_input_price', type: 'bigint', nullable: true, transformer: bigintTransformer })
+  costInputPrice: bigint | null;
+
+  @Column({ name: 'cost_output_price', type: 'bigint', nullable: true, transformer: bigintTransformer })
+  costOutputPrice: bigint | null;
+
+  /** Null: cached prompt tokens cost costInputPrice. */
+  @Column({ name: 'cost_cached_input_price', type: 'bigint', nullable: true, transformer: bigintTransformer })
+  costCachedInputPrice: bigint | null;
+
+  /** Null: cache writes cost costInputPrice. */
+  @Column({ name: 'cost_cache_write_input_price', type: 'bigint', nullable: true, transformer: bigintTransformer })
+  costCacheWriteInputPrice: bigint | null;
 
   @ManyToOne(() => ModelEntity, (model) => model.routes, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'model_id', foreignKeyConstraintName: 'model_routes_model_id_fkey' })

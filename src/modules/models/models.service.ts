@@ -3,7 +3,7 @@ import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { parseUsd } from 'src/common/money/money';
 import { InvalidationBus, InvalidationTopic } from 'src/common/redis/invalidation-bus';
 import { ChannelsRepository } from 'src/modules/channels/channels.repository';
-import { ModelResponseDto, ModelUpsertDto } from 'src/modules/models/dto/model.dto';
+import { ModelResponseDto, ModelRouteDto, ModelUpsertDto } from 'src/modules/models/dto/model.dto';
 import { ModelsRepository } from 'src/modules/models/models.repository';
 
 @Injectable()
@@ -30,7 +30,15 @@ export class ModelsService {
         tpm: dto.tpm,
         enabled: dto.enabled,
       },
-      dto.routes.map((route, position) => ({ ...route, position })),
+      dto.routes.map((route, position) => ({
+        channelId: route.channelId,
+        upstreamModel: route.upstreamModel,
+        position,
+        costInputPrice: optionalPrice(route.costInputPrice),
+        costOutputPrice: optionalPrice(route.costOutputPrice),
+        costCachedInputPrice: optionalPrice(route.costCachedInputPrice),
+        costCacheWriteInputPrice: optionalPrice(route.costCacheWriteInputPrice),
+      })),
     );
     await this.bus.publish(InvalidationTopic.Catalog, id);
     return ModelResponseDto.from(model);
@@ -54,6 +62,14 @@ export class ModelsService {
     if (duplicate >= 0) {
       throw ApiError.invalid(`Channel '${ids[duplicate]}' appears twice in routes.`, `routes[${duplicate}].channelId`);
     }
+    const halfPriced = dto.routes.findIndex((route) => !hasCostPrices(route) && anyCostPrice(route));
+    if (halfPriced >= 0) {
+      const missing = isPrice(dto.routes[halfPriced].costInputPrice) ? 'costOutputPrice' : 'costInputPrice';
+      throw ApiError.invalid(
+        'A route with cost prices needs both costInputPrice and costOutputPrice.',
+        `routes[${halfPriced}].${missing}`,
+      );
+    }
     const existing = await this.channels.existingIds(ids);
     const missing = ids.findIndex((id) => !existing.has(id));
     if (missing >= 0) {
@@ -65,3 +81,10 @@ export class ModelsService {
 /** An optional price: absent or null leaves the tokens at the input price. */
 const optionalPrice = (price: string | null | undefined): bigint | null =>
   price === undefined || price === null ? null : parseUsd(price)!;
+
+const isPrice = (price: string | null | undefined): price is string => typeof price === 'string';
+const hasCostPrices = (route: ModelRouteDto) => isPrice(route.costInputPrice) && isPrice(route.costOutputPrice);
+const anyCostPrice = (route: ModelRouteDto) =>
+  [route.costInputPrice, route.costOutputPrice, route.costCachedInputPrice, route.costCacheWriteInputPrice].some(
+    isPrice,
+  );

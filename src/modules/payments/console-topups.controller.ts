@@ -2,6 +2,7 @@ import { Body, Controller, Get, Ip, Param, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth, ConsolePrincipal, CurrentPrincipal } from 'src/common/decorators/auth.decorators';
 import { uuidParam } from 'src/common/http/params';
+import { RequireVerifiedEmail } from 'src/modules/account-security/verified-email.guard';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
 import { DepositsService } from 'src/modules/payments/chain/deposits.service';
 import { DepositAddressListDto } from 'src/modules/payments/dto/deposit.dto';
@@ -21,6 +22,7 @@ export class ConsoleTopupsController {
   ) {}
 
   @Post('topups')
+  @RequireVerifiedEmail()
   @ApiCreatedResponse({ type: TopupDto })
   createTopup(@CurrentPrincipal() principal: ConsolePrincipal, @Body() dto: TopupCreateDto): Promise<TopupDto> {
     return this.topups.create(principal.accountId, dto);
@@ -45,12 +47,14 @@ export class ConsoleTopupsController {
   }
 
   @Get('deposit-addresses')
+  @RequireVerifiedEmail()
   @ApiOkResponse({ type: DepositAddressListDto })
   listDepositAddresses(@CurrentPrincipal() principal: ConsolePrincipal): Promise<DepositAddressListDto> {
     return this.deposits.addressesOf(principal.accountId);
   }
 
   @Post('redemptions')
+  @RequireVerifiedEmail()
   @ApiCreatedResponse({ type: LedgerEntryResponseDto })
   redeemCode(
     @CurrentPrincipal() principal: ConsolePrincipal,

@@ -78,5 +78,6 @@ export class PaymentsCoreModule {}
     DepositsService,
     UsdtOrders,
   ],
+  exports: [TopupsService],
 })
 export class PaymentsModule {}

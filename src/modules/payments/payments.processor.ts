@@ -2,6 +2,7 @@ import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullm
 import { Inject, OnApplicationBootstrap } from '@nestjs/common';
 import { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger';
+import { workerMetrics } from 'src/common/metrics/worker-metrics';
 import { Job, Queue, UnrecoverableError } from 'bullmq';
 import { PaymentJob, PaymentJobPayloads, QueueName } from 'src/common/queue/queue.constants';
 import { ConfirmationRefused, PaymentConfirmation } from 'src/modules/payments/payment-confirmation.service';
@@ -46,7 +47,7 @@ export class PaymentsProcessor extends WorkerHost implements OnApplicationBootst
     const name = job.name as PaymentJob;
     switch (name) {
       case PaymentJob.Confirm:
-        return this.confirm(job.data as PaymentJobPayloads[PaymentJob.Confirm]);
+        return this.confirm(job as Job<PaymentJobPayloads[PaymentJob.Confirm]>);
       case PaymentJob.Reconcile: {
         const { orderId, attempt, via } = job.data as PaymentJobPayloads[PaymentJob.Reconcile];
         return this.reconciliation.reconcile(orderId, attempt, via);
@@ -58,9 +59,15 @@ export class PaymentsProcessor extends WorkerHost implements OnApplicationBootst
     }
   }
 
-  private async confirm({ orderId, evidence }: PaymentJobPayloads[PaymentJob.Confirm]): Promise<string> {
+  private async confirm(job: Job<PaymentJobPayloads[PaymentJob.Confirm]>): Promise<string> {
+    const { orderId, evidence } = job.data;
     try {
-      return (await this.confirmation.confirm(orderId, evidence, 'webhook')).outcome;
+      const { outcome } = await this.confirmation.confirm(orderId, evidence, 'webhook');
+      if (outcome === 'credited') {
+        // The job was added when the webhook had verified the notification: this is our part of the delay.
+        workerMetrics.paymentConfirmationLag.observe({ via: 'webhook' }, (Date.now() - job.timestamp) / 1000);
+      }
+      return outcome;
     } catch (error) {
       // The webhook checked the order and amount before handing the job over; refused here means the
       // order changed meanwhile, and no retry can change the answer.

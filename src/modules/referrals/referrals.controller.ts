@@ -4,7 +4,28 @@ import { ConsoleAuth, ConsolePrincipal, CurrentPrincipal } from 'src/common/deco
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { formatUsd } from 'src/common/money/money';
 import { MONEY_PATTERN } from 'src/common/openapi/money-property';
+import { maskedEmail } from 'src/modules/referrals/masked-email';
+import { INVITEES_LISTED } from 'src/modules/referrals/referrals.repository';
 import { ReferralsService } from 'src/modules/referrals/referrals.service';
+
+export class InviteeDto {
+  @ApiProperty({ description: "The invitee's address, masked", example: 'a***@example.com' })
+  email: string;
+
+  @ApiProperty({
+    description: 'When the invitee verified its address: the referral took effect then',
+    example: '2026-11-21T08:30:00.000Z',
+    format: 'date-time',
+  })
+  verifiedAt: string;
+
+  @ApiProperty({
+    pattern: MONEY_PATTERN,
+    description: "Referral credit the invitee's usage brought, USD",
+    example: '0.42',
+  })
+  credited: string;
+}
 
 export class ReferralSummaryDto {
   @ApiProperty({
@@ -13,11 +34,14 @@ export class ReferralSummaryDto {
   })
   referralCode: string;
 
-  @ApiProperty({ example: 3 })
+  @ApiProperty({ description: 'Accounts registered with the code that verified their address', example: 3 })
   invitedCount: number;
 
   @ApiProperty({ pattern: MONEY_PATTERN, description: 'All referral credit received, USD', example: '1.25' })
   totalCredited: string;
+
+  @ApiProperty({ type: [InviteeDto], description: `The newest ${INVITEES_LISTED} of the counted invitees` })
+  invitees: InviteeDto[];
 }
 
 @ApiTags('console')
@@ -37,6 +61,11 @@ export class ReferralsController {
       referralCode: summary.referralCode,
       invitedCount: summary.invited,
       totalCredited: formatUsd(summary.credited),
+      invitees: summary.invitees.map((invitee) => ({
+        email: maskedEmail(invitee.email),
+        verifiedAt: invitee.verifiedAt.toISOString(),
+        credited: formatUsd(invitee.credited),
+      })),
     };
   }
 }

@@ -1,6 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { LedgerRepository } from 'src/modules/ledger/ledger.repository';
-import { ReferralsRepository } from 'src/modules/referrals/referrals.repository';
+import { Invitee, ReferralsRepository } from 'src/modules/referrals/referrals.repository';
+
+export interface ReferralSummary {
+  referralCode: string;
+  invited: number;
+  credited: bigint;
+  invitees: Invitee[];
+}
 
 /** An account's referrals: who registered with its code (accounts), and what their usage paid it (the ledger). */
 @Injectable()
@@ -10,8 +17,15 @@ export class ReferralsService {
     private readonly ledger: LedgerRepository,
   ) {}
 
-  async summary(accountId: string): Promise<{ referralCode: string; invited: number; credited: bigint } | null> {
+  async summary(accountId: string): Promise<ReferralSummary | null> {
     const invitations = await this.repository.invitations(accountId);
-    return invitations && { ...invitations, credited: await this.ledger.total(accountId, 'referral_credit') };
+    if (!invitations) {
+      return null;
+    }
+    const [credited, invitees] = await Promise.all([
+      this.ledger.total(accountId, 'referral_credit'),
+      this.repository.invitees(accountId),
+    ]);
+    return { ...invitations, credited, invitees };
   }
 }

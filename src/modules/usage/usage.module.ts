@@ -8,5 +8,6 @@ import { UsageService } from 'src/modules/usage/usage.service';
   imports: [LedgerModule],
   controllers: [UsageController],
   providers: [UsageRepository, UsageService],
+  exports: [UsageService],
 })
 export class UsageModule {}

@@ -3,6 +3,7 @@ import { IsEmail, IsOptional, IsString, Length, Matches, MaxLength } from 'class
 import { formatUsd } from 'src/common/money/money';
 import { MONEY_PATTERN } from 'src/common/openapi/money-property';
 import { AccountEntity } from 'src/modules/accounts/account.entity';
+import { SessionTokensDto } from 'src/modules/auth/dto/session.dto';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
 
 export class AccountResponseDto {
@@ -18,6 +19,12 @@ export class AccountResponseDto {
   @ApiProperty({ example: 'K7QX2MPA' })
   referralCode: string;
 
+  @ApiProperty({
+    description: 'The owner followed the link mailed to the address; until then no keys or top-ups (when required)',
+    example: true,
+  })
+  emailVerified: boolean;
+
   @ApiProperty({ example: '2026-11-21T08:30:00.000Z', format: 'date-time' })
   createdAt: string;
 
@@ -27,6 +34,7 @@ export class AccountResponseDto {
       email: account.email,
       balance: formatUsd(account.balance),
       referralCode: account.referralCode,
+      emailVerified: account.emailVerifiedAt !== null,
       createdAt: account.createdAt.toISOString(),
     };
   }
@@ -105,10 +113,8 @@ export class LoginDto {
   password: string;
 }
 
-export class SessionResponseDto {
-  @ApiProperty({ description: 'Bearer token for /console', example: 'eyJhbGciOi…' })
-  accessToken: string;
-
+/** The answer of login and registration: the session's tokens and the account. */
+export class SessionResponseDto extends SessionTokensDto {
   @ApiProperty({ type: AccountResponseDto })
   account: AccountResponseDto;
 }

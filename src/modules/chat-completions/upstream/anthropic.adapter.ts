@@ -212,7 +212,7 @@ const finishReason = (reason: unknown) => FINISH_REASONS[String(reason)] ?? 'sto
  * Thinking tokens are in output_tokens; they are reasoning tokens when Anthropic counts them apart
  * (`output_tokens_details.thinking_tokens`), and unknown otherwise.
  */
-function usageOf(usage: unknown): TokenUsage | null {
+export function usageOf(usage: unknown): TokenUsage | null {
   if (!isRecord(usage) || typeof usage.input_tokens !== 'number' || typeof usage.output_tokens !== 'number') {
     return null;
   }

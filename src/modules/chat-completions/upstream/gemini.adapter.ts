@@ -3,28 +3,34 @@ import { ApiError } from 'src/common/errors/api-error';
 import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
 import { countIn, isRecord, UpstreamRequest } from 'src/modules/chat-completions/upstream/provider-adapter';
 import * as wire from 'src/modules/chat-completions/upstream/translation';
+import { geminiRequest, imageUrlsOf } from 'src/modules/chat-completions/upstream/gemini-request';
+import {
+  fetchImages,
+  ImageFetchLimits,
+  ImageRefused,
+  InlineImage,
+} from 'src/modules/chat-completions/upstream/image-fetch/image-fetcher';
+import { randomUUID } from 'node:crypto';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 
 const CONTENT_FILTERED = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY']);
 
 /** Google's Gemini generateContent API behind our wire format. */
 export class GeminiAdapter extends wire.TranslatingAdapter {
-  buildRequest(route: CatalogRoute, body: wire.Json, chat: ChatRequest): UpstreamRequest {
-    const all = body.messages as wire.Message[];
-    const system = all.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => wire.textOf(m.content));
-    const request: wire.Json = {
-      contents: all
-        .filter((m) => m.role !== 'system' && m.role !== 'developer')
-        .map((message, i) => toGeminiContent(message, `messages[${i}]`, all)),
-      generationConfig: generationConfig(body, chat),
-    };
-    if (system.length > 0) {
-      request.systemInstruction = { parts: [{ text: system.join('\n\n') }] };
-    }
-    const tools = wire.functionTools(body.tools);
-    if (tools.length > 0 && body.tool_choice !== 'none') {
-      request.tools = [{ functionDeclarations: tools }];
-    }
+  /** One request's fetched images, kept while the request lives: a failover to another Gemini route fetches nothing again. */
+  private readonly fetched = new WeakMap<object, Promise<Map<string, InlineImage>>>();
+
+  constructor(private readonly imageLimits: ImageFetchLimits = STRICT_IMAGE_LIMITS) {
+    super();
+  }
+
+  async buildRequest(
+    route: CatalogRoute,
+    body: wire.Json,
+    chat: ChatRequest,
+    signal: AbortSignal = new AbortController().signal,
+  ): Promise<UpstreamRequest> {
+    const request = geminiRequest(body, chat, await this.imagesOf(body, signal));
     const model = encodeURIComponent(route.upstreamModel);
     return {
       path: chat.stream ? `/models/${model}:streamGenerateContent?alt=sse` : `/models/${model}:generateContent`,
@@ -33,18 +39,40 @@ export class GeminiAdapter extends wire.TranslatingAdapter {
     };
   }
 
+  /** The request's image URLs, fetched for inlining (Gemini takes no URLs); a refusal is a 400 naming `messages`. */
+  private imagesOf(body: wire.Json, signal: AbortSignal): Promise<Map<string, InlineImage>> {
+    const urls = imageUrlsOf(body);
+    if (urls.length === 0) {
+      return Promise.resolve(new Map<string, InlineImage>());
+    }
+    let images = this.fetched.get(body);
+    if (!images) {
+      images = fetchImages(urls, this.imageLimits, signal).catch((error: unknown) => {
+        throw error instanceof ImageRefused
+          ? ApiError.invalid(`An image URL in messages could not be used: ${error.message}.`, 'messages')
+          : error;
+      });
+      this.fetched.set(body, images);
+    }
+    return images;
+  }
+
   toCompletion(upstream: unknown, modelId: string): wire.Json | null {
     if (!isRecord(upstream) || !Array.isArray(upstream.candidates)) {
       return null;
     }
     const choices = (upstream.candidates as unknown[]).map((candidate, i) => {
-      const { text, toolCalls } = contentOf(candidate);
+      const { text, toolCalls } = contentOf(candidate, 0);
       const message: wire.Json = { role: 'assistant', content: text === '' && toolCalls.length ? null : text };
       if (toolCalls.length) {
-        message.tool_calls = toolCalls;
+        message.tool_calls = toolCalls.map(({ index: _index, ...call }) => call);
       }
-      const index = isRecord(candidate) && typeof candidate.index === 'number' ? candidate.index : i;
-      return { index, message, logprobs: null, finish_reason: finishReason(candidate, toolCalls.length > 0) };
+      return {
+        index: candidateIndex(candidate, i),
+        message,
+        logprobs: null,
+        finish_reason: finishReason(candidate, toolCalls.length > 0),
+      };
     });
     const usage = usageOf(upstream.usageMetadata);
     const id = `chatcmpl-${typeof upstream.responseId === 'string' ? upstream.responseId : wire.unixNow()}`;
@@ -52,92 +80,41 @@ export class GeminiAdapter extends wire.TranslatingAdapter {
   }
 
   streamTranslator(_route: CatalogRoute, chat: ChatRequest): wire.TranslatingStreamTranslator {
-    return new GeminiStreamTranslator(chat.model.id, chat.includeUsage);
+    return new GeminiStreamTranslator(chat.model.id, chat.includeUsage, chat.n);
   }
 }
 
-function generationConfig(body: wire.Json, chat: ChatRequest): wire.Json {
-  const config: wire.Json = { candidateCount: chat.n };
-  if (chat.maxTokens !== null) {
-    config.maxOutputTokens = chat.maxTokens;
-  }
-  const fields: [string, string][] = [
-    ['temperature', 'temperature'],
-    ['top_p', 'topP'],
-    ['presence_penalty', 'presencePenalty'],
-    ['frequency_penalty', 'frequencyPenalty'],
-    ['seed', 'seed'],
-  ];
-  for (const [ours, theirs] of fields) {
-    if (typeof body[ours] === 'number') {
-      config[theirs] = body[ours];
-    }
-  }
-  const stop = wire.stopSequences(body.stop);
-  if (stop) {
-    config.stopSequences = stop;
-  }
-  return config;
-}
+/** Without the operator's settings (the channel test, the embeddings' error reading): the defaults. */
+const STRICT_IMAGE_LIMITS: ImageFetchLimits = {
+  maxBytes: 20 * 1024 * 1024,
+  timeoutMs: 10_000,
+  allowPrivate: false,
+  allowHttp: false,
+};
 
-function toGeminiContent(message: wire.Message, at: string, all: wire.Message[]): wire.Json {
-  if (message.role === 'tool' || message.role === 'function') {
-    const name = toolNameFor(wire.stringField(message.tool_call_id), all) ?? (wire.stringField(message.name) || 'tool');
-    return {
-      role: 'user',
-      parts: [{ functionResponse: { name, response: { content: wire.textOf(message.content) } } }],
-    };
-  }
-  const parts: wire.Json[] = wire.partsOf(message.content).map((part) => {
-    if (part.kind === 'text') {
-      return { text: part.text };
-    }
-    const inline = wire.dataUri(part.url);
-    return inline
-      ? { inline_data: { mime_type: inline.mediaType, data: inline.data } }
-      : { file_data: { file_uri: part.url, mime_type: mimeTypeOf(part.url) } };
-  });
-  for (const call of wire.toolCallsOf(message, at)) {
-    parts.push({ functionCall: { name: call.name, args: call.arguments } });
-  }
-  if (parts.length === 0) {
-    throw ApiError.invalid(`${at}.content must not be empty for this model.`, `${at}.content`);
-  }
-  return { role: message.role === 'assistant' ? 'model' : 'user', parts };
-}
+const candidateIndex = (candidate: unknown, position: number): number =>
+  isRecord(candidate) && typeof candidate.index === 'number' ? candidate.index : position;
 
-/** Gemini answers a function by its name; our tool messages name the call id, so look the call up. */
-function toolNameFor(callId: string, all: wire.Message[]): string | null {
-  for (const message of all) {
-    const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as unknown[]) : [];
-    for (const call of calls) {
-      if (isRecord(call) && call.id === callId && isRecord(call.function) && typeof call.function.name === 'string') {
-        return call.function.name;
-      }
-    }
-  }
-  return null;
-}
+/** An OpenAI-style id for a tool call: Gemini's calls have none our clients could answer by. */
+const toolCallId = () => `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
 
-function mimeTypeOf(url: string): string {
-  const extension = /\.(\w+)(?:[?#].*)?$/.exec(url)?.[1]?.toLowerCase();
-  const known: Record<string, string> = { png: 'image/png', gif: 'image/gif', webp: 'image/webp' };
-  return (extension && known[extension]) ?? 'image/jpeg';
-}
-
-function contentOf(candidate: unknown): { text: string; toolCalls: wire.Json[] } {
+/** A candidate's shown text (thought parts left out) and its function calls, numbered from `firstIndex`. */
+function contentOf(
+  candidate: unknown,
+  firstIndex: number,
+): { text: string; toolCalls: (wire.Json & { index: number })[] } {
   const parts =
     isRecord(candidate) && isRecord(candidate.content) && Array.isArray(candidate.content.parts)
       ? candidate.content.parts
       : [];
   let text = '';
-  const toolCalls: wire.Json[] = [];
+  const toolCalls: (wire.Json & { index: number })[] = [];
   for (const part of parts as unknown[]) {
     if (isRecord(part) && typeof part.text === 'string' && part.thought !== true) {
       text += part.text;
     } else if (isRecord(part) && isRecord(part.functionCall)) {
       const fn = { name: part.functionCall.name, arguments: JSON.stringify(part.functionCall.args ?? {}) };
-      toolCalls.push({ id: `call_${toolCalls.length}`, type: 'function', function: fn });
+      toolCalls.push({ index: firstIndex + toolCalls.length, id: toolCallId(), type: 'function', function: fn });
     }
   }
   return { text, toolCalls };
@@ -175,40 +152,69 @@ function usageOf(metadata: unknown): TokenUsage | null {
   };
 }
 
-/** Gemini's SSE stream (whole candidate snapshots, no [DONE]) as our chunks. */
+/**
+ * Gemini's SSE stream (each event the new part of each candidate, no [DONE]) as our chunks: every
+ * candidate (n > 1) under its own index, function calls as tool_calls deltas numbered per candidate.
+ */
 class GeminiStreamTranslator extends wire.TranslatingStreamTranslator {
   private started = false;
   private reported: TokenUsage | null = null;
+  /** Per candidate index: the tool calls sent so far, and whether it finished. */
+  private readonly candidates = new Map<number, { toolCalls: number; finished: boolean }>();
+
+  constructor(
+    modelId: string,
+    clientWantsUsage: boolean,
+    private readonly n: number,
+  ) {
+    super(modelId, clientWantsUsage);
+  }
 
   protected translatePayload(payload: wire.Json): string[] {
     if (isRecord(payload.error)) {
       throw new Error(`upstream stream error: ${JSON.stringify(payload.error)}`);
     }
-    const events: string[] = [];
-    if (!this.started) {
-      this.started = true;
-      if (typeof payload.responseId === 'string') {
-        this.base.id = `chatcmpl-${payload.responseId}`;
-      }
-      events.push(this.chunk({ delta: { role: 'assistant', content: '' }, finish_reason: null }));
+    if (!this.started && typeof payload.responseId === 'string') {
+      this.base.id = `chatcmpl-${payload.responseId}`;
     }
-    const candidate = Array.isArray(payload.candidates) ? (payload.candidates as unknown[])[0] : undefined;
-    const { text, toolCalls } = contentOf(candidate);
+    this.started = true;
+    const events: string[] = [];
+    const candidates = Array.isArray(payload.candidates) ? (payload.candidates as unknown[]) : [];
+    candidates.forEach((candidate, position) => events.push(...this.candidateEvents(candidate, position)));
+    this.reported = usageOf(payload.usageMetadata) ?? this.reported;
+    const states = [...this.candidates.values()];
+    const allFinished = states.length > 0 && states.every((state) => state.finished);
+    // Usage comes with the last event; Gemini may answer fewer candidates than asked.
+    if (allFinished && (states.length >= this.n || isRecord(payload.usageMetadata))) {
+      this.done = true;
+      events.push(...this.usageChunks(this.reported));
+    }
+    return events;
+  }
+
+  private candidateEvents(candidate: unknown, position: number): string[] {
+    const index = candidateIndex(candidate, position);
+    const events: string[] = [];
+    let state = this.candidates.get(index);
+    if (!state) {
+      state = { toolCalls: 0, finished: false };
+      this.candidates.set(index, state);
+      events.push(this.chunk({ index, delta: { role: 'assistant', content: '' }, finish_reason: null }));
+    }
+    const { text, toolCalls } = contentOf(candidate, state.toolCalls);
     if (text !== '') {
       this.delivered.add(text);
-      events.push(this.chunk({ delta: { content: text }, finish_reason: null }));
+      events.push(this.chunk({ index, delta: { content: text }, finish_reason: null }));
     }
     if (toolCalls.length) {
-      const calls = toolCalls.map((call, index) => ({ index, ...call }));
-      this.delivered.add(JSON.stringify(calls));
-      events.push(this.chunk({ delta: { tool_calls: calls }, finish_reason: null }));
+      state.toolCalls += toolCalls.length;
+      this.delivered.add(JSON.stringify(toolCalls));
+      events.push(this.chunk({ index, delta: { tool_calls: toolCalls }, finish_reason: null }));
     }
-    this.reported = usageOf(payload.usageMetadata) ?? this.reported;
-    const finish = finishReason(candidate, toolCalls.length > 0);
-    if (finish) {
-      this.done = true;
-      events.push(this.chunk({ delta: {}, finish_reason: finish }));
-      events.push(...this.usageChunks(this.reported));
+    const finish = finishReason(candidate, state.toolCalls > 0);
+    if (finish && !state.finished) {
+      state.finished = true;
+      events.push(this.chunk({ index, delta: {}, finish_reason: finish }));
     }
     return events;
   }

@@ -36,7 +36,13 @@ export function wireUsage(usage: TokenUsage) {
 
 /** What differs between upstream families: the request they take and the answers they give. */
 export interface ProviderAdapter {
-  buildRequest(route: CatalogRoute, body: Record<string, unknown>, chat: ChatRequest): UpstreamRequest;
+  /** May take a while (Gemini fetches the images it is given by URL), hence async and the client's `signal`. */
+  buildRequest(
+    route: CatalogRoute,
+    body: Record<string, unknown>,
+    chat: ChatRequest,
+    signal?: AbortSignal,
+  ): UpstreamRequest | Promise<UpstreamRequest>;
   /** The upstream's JSON answer as a `chat.completion` object for `modelId`, or null if it is not a valid answer. */
   toCompletion(upstream: unknown, modelId: string): Record<string, unknown> | null;
   /**

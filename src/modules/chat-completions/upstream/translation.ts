@@ -195,7 +195,12 @@ const CHANNEL_ACCOUNT_ERRORS = new Set([
 
 /** What translating adapters share: Anthropic and Google shape their error bodies alike. */
 export abstract class TranslatingAdapter implements ProviderAdapter {
-  abstract buildRequest(route: CatalogRoute, body: Json, chat: ChatRequest): UpstreamRequest;
+  abstract buildRequest(
+    route: CatalogRoute,
+    body: Json,
+    chat: ChatRequest,
+    signal?: AbortSignal,
+  ): UpstreamRequest | Promise<UpstreamRequest>;
   abstract toCompletion(upstream: unknown, modelId: string): Json | null;
   abstract streamTranslator(route: CatalogRoute, chat: ChatRequest): StreamTranslator;
 

@@ -4,8 +4,15 @@ const CONTENT_BLOCK_SCHEMA = {
   type: 'object',
   description:
     "`text` {text}; `image` {source: {type: 'base64', media_type, data} | {type: 'url', url}} (user); " +
-    '`tool_result` {tool_use_id, content, is_error} (user); `tool_use` {id, name, input} and `thinking` (assistant)',
-  properties: { type: { type: 'string', enum: ['text', 'image', 'tool_result', 'tool_use', 'thinking'] } },
+    "`document` {source: {type: 'text', media_type: 'text/plain', data} | {type: 'content', content}} (user); " +
+    '`tool_result` {tool_use_id, content, is_error} (user); `tool_use` {id, name, input}, `thinking` and ' +
+    '`redacted_thinking` (assistant). Anthropic channels receive every block as sent, `cache_control` included',
+  properties: {
+    type: {
+      type: 'string',
+      enum: ['text', 'image', 'document', 'tool_result', 'tool_use', 'thinking', 'redacted_thinking'],
+    },
+  },
   required: ['type'],
 };
 
@@ -56,7 +63,7 @@ export class MessageRequestDto {
   top_p?: number;
 
   @ApiPropertyOptional({
-    description: 'Accepted and not relayed: no channel type receives it (docs/messages.md)',
+    description: 'Relayed to Anthropic channels only; the others have no such setting (docs/messages.md)',
     example: 40,
   })
   top_k?: number;
@@ -86,7 +93,7 @@ export class MessageRequestDto {
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: true,
-    description: 'Accepted and not relayed: no thinking blocks are returned',
+    description: 'Relayed to Anthropic channels, which return thinking blocks; the others answer without thinking',
     example: { type: 'enabled', budget_tokens: 2048 },
   })
   thinking?: object;
@@ -101,6 +108,9 @@ export class MessageUsageDto {
 
   @ApiPropertyOptional({ description: 'When the upstream reported cached prompt tokens', example: 0 })
   cache_read_input_tokens?: number;
+
+  @ApiPropertyOptional({ description: 'Prompt tokens written to the cache (Anthropic channels)', example: 0 })
+  cache_creation_input_tokens?: number;
 }
 
 export class MessageDto {
@@ -118,7 +128,11 @@ export class MessageDto {
 
   @ApiProperty({
     type: 'array',
-    items: { type: 'object', description: '`text` {text} or `tool_use` {id, name, input}' },
+    items: {
+      type: 'object',
+      description:
+        "`text` {text} or `tool_use` {id, name, input}; from Anthropic channels, Anthropic's own blocks (`thinking`…)",
+    },
     example: [{ type: 'text', text: 'Hello! How can I help you today?' }],
   })
   content: object[];
@@ -126,14 +140,14 @@ export class MessageDto {
   @ApiProperty({
     example: 'end_turn',
     enumName: 'MessageStopReason',
-    enum: ['end_turn', 'max_tokens', 'tool_use', 'refusal'],
+    enum: ['end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'pause_turn', 'refusal'],
   })
   stop_reason: string;
 
   @ApiProperty({
     nullable: true,
     type: String,
-    description: 'Always null: which stop sequence matched is not known',
+    description: 'The stop sequence that matched, from Anthropic channels; null from the others (not known)',
     example: null,
   })
   stop_sequence: string | null;
@@ -153,6 +167,7 @@ export class MessageStreamEventDto {
       'content_block_stop',
       'message_delta',
       'message_stop',
+      'ping',
       'error',
     ],
     description: 'Also the SSE event name',

@@ -16,6 +16,7 @@ import {
 } from 'class-validator';
 import { formatUsd } from 'src/common/money/money';
 import { ApiMoney, MONEY_PATTERN } from 'src/common/openapi/money-property';
+import { ModelRouteEntity } from 'src/modules/models/model-route.entity';
 import { MODEL_KINDS, ModelEntity, ModelKind } from 'src/modules/models/model.entity';
 
 // Up to $1,000,000 per million tokens: far above any real price, and no overflow in cost arithmetic.
@@ -32,6 +33,88 @@ export class ModelRouteDto {
   @IsString()
   @Length(1, 256)
   upstreamModel: string;
+
+  @ApiPropertyOptional({
+    description:
+      'What the upstream charges per one million prompt tokens through this route (USD), for the margin report. ' +
+      'Set it together with costOutputPrice; absent or null: the cost of this route is unknown.',
+    type: String,
+    example: '2',
+    pattern: PRICE.source,
+    nullable: true,
+  })
+  @IsOptional()
+  @Matches(PRICE, { message: `costInputPrice ${PRICE_MESSAGE}` })
+  costInputPrice?: string | null;
+
+  @ApiPropertyOptional({
+    description: 'What the upstream charges per one million completion tokens (USD)',
+    type: String,
+    example: '8',
+    pattern: PRICE.source,
+    nullable: true,
+  })
+  @IsOptional()
+  @Matches(PRICE, { message: `costOutputPrice ${PRICE_MESSAGE}` })
+  costOutputPrice?: string | null;
+
+  @ApiPropertyOptional({
+    description: 'Per one million prompt tokens read from the cache (USD); absent or null: costInputPrice',
+    type: String,
+    example: '1',
+    pattern: PRICE.source,
+    nullable: true,
+  })
+  @IsOptional()
+  @Matches(PRICE, { message: `costCachedInputPrice ${PRICE_MESSAGE}` })
+  costCachedInputPrice?: string | null;
+
+  @ApiPropertyOptional({
+    description: 'Per one million prompt tokens written to the cache (USD); absent or null: costInputPrice',
+    type: String,
+    example: '2.5',
+    pattern: PRICE.source,
+    nullable: true,
+  })
+  @IsOptional()
+  @Matches(PRICE, { message: `costCacheWriteInputPrice ${PRICE_MESSAGE}` })
+  costCacheWriteInputPrice?: string | null;
+}
+
+export class ModelRouteResponseDto {
+  @ApiProperty({ example: 'openai-main' })
+  channelId: string;
+
+  @ApiProperty({ example: 'gpt-4o-2024-08-06' })
+  upstreamModel: string;
+
+  @ApiMoney({
+    nullable: true,
+    example: '2',
+    description: "The upstream's price per million prompt tokens; null: unknown",
+  })
+  costInputPrice: string | null;
+
+  @ApiMoney({ nullable: true, example: '8', description: 'Per million completion tokens; null: unknown' })
+  costOutputPrice: string | null;
+
+  @ApiMoney({ nullable: true, example: '1', description: 'Per million cached prompt tokens; null: costInputPrice' })
+  costCachedInputPrice: string | null;
+
+  @ApiMoney({ nullable: true, example: '2.5', description: 'Per million cache writes; null: costInputPrice' })
+  costCacheWriteInputPrice: string | null;
+
+  static from(route: ModelRouteEntity): ModelRouteResponseDto {
+    const price = (value: bigint | null) => (value === null ? null : formatUsd(value));
+    return {
+      channelId: route.channelId,
+      upstreamModel: route.upstreamModel,
+      costInputPrice: price(route.costInputPrice),
+      costOutputPrice: price(route.costOutputPrice),
+      costCachedInputPrice: price(route.costCachedInputPrice),
+      costCacheWriteInputPrice: price(route.costCacheWriteInputPrice),
+    };
+  }
 }
 
 export class ModelUpsertDto {
@@ -153,8 +236,8 @@ export class ModelResponseDto {
   @ApiProperty({ example: true })
   enabled: boolean;
 
-  @ApiProperty({ type: [ModelRouteDto] })
-  routes: ModelRouteDto[];
+  @ApiProperty({ type: [ModelRouteResponseDto] })
+  routes: ModelRouteResponseDto[];
 
   @ApiProperty({ example: '2026-11-21T08:30:00.000Z', format: 'date-time' })
   createdAt: string;
@@ -177,7 +260,7 @@ export class ModelResponseDto {
       enabled: model.enabled,
       routes: [...(model.routes ?? [])]
         .sort((a, b) => a.position - b.position)
-        .map((route) => ({ channelId: route.channelId, upstreamModel: route.upstreamModel })),
+        .map((route) => ModelRouteResponseDto.from(route)),
       createdAt: model.createdAt.toISOString(),
       updatedAt: model.updatedAt.toISOString(),
     };

@@ -1,0 +1,36 @@
+import { adminTokensOf } from 'src/config/admin-tokens';
+import { ConfigError } from 'src/config/config-error';
+
+const token = (char: string) => char.repeat(20);
+
+describe('adminTokensOf', () => {
+  it('should name ADMIN_TOKEN alone default', () => {
+    expect(adminTokensOf(token('a'), undefined)).toEqual([{ name: 'default', token: token('a') }]);
+  });
+
+  it('should read named tokens next to ADMIN_TOKEN, splitting at the first colon', () => {
+    const tokens = adminTokensOf(token('a'), `ops:${token('b')}, finance:x:${token('c')}`);
+    expect(tokens).toEqual([
+      { name: 'default', token: token('a') },
+      { name: 'ops', token: token('b') },
+      { name: 'finance', token: `x:${token('c')}` },
+    ]);
+  });
+
+  it('should close /admin when neither is set', () => {
+    expect(adminTokensOf(undefined, '')).toEqual([]);
+  });
+
+  it.each([
+    ['an entry without a name', token('b'), /name:token/],
+    ['an upper-case name', `Ops:${token('b')}`, /name:token/],
+    ['a short token', 'ops:short', /'ops' must be at least 16/],
+    ['a name given twice', `ops:${token('b')},ops:${token('c')}`, /'ops' is given twice/],
+    ['the default name taken', `default:${token('b')}`, /'default' is given twice/],
+    ['a token shared by two names', `ops:${token('a')}`, /also another operator's token/],
+  ])('should refuse %s, naming ADMIN_TOKENS', (_case, value, reason) => {
+    expect(() => adminTokensOf(token('a'), value)).toThrow(ConfigError);
+    expect(() => adminTokensOf(token('a'), value)).toThrow(/^Invalid environment variable ADMIN_TOKENS: /);
+    expect(() => adminTokensOf(token('a'), value)).toThrow(reason);
+  });
+});

@@ -1,0 +1,51 @@
+import { Inject, Injectable } from '@nestjs/common';
+import Redis from 'ioredis';
+import { workerMetrics } from 'src/common/metrics/worker-metrics';
+import { REDIS } from 'src/common/redis/redis.tokens';
+import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
+import { LEDGER_VERIFY_REPORT_KEY, parseLedgerVerifyReport } from 'src/modules/ledger/ledger-verify-report';
+import { parseRedisPersistence } from 'src/modules/health/redis-persistence';
+
+/**
+ * The worker's gauges that need a read, refreshed when Prometheus scrapes (never per job): the
+ * settlement backlog and its oldest record (one bounded script), Redis's persistence (INFO) and the
+ * last recorded ledger verification (one GET). Three round trips to Redis, nothing from Postgres.
+ */
+@Injectable()
+export class WorkerGauges {
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly usage: UsageQueueService,
+  ) {}
+
+  /** Refreshes every gauge, or leaves them as they were (and counts it) when Redis does not answer in `timeoutMs`. */
+  async refresh(timeoutMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('timeout')), timeoutMs);
+    });
+    try {
+      await Promise.race([this.read(), deadline]);
+    } catch {
+      workerMetrics.scrapeFailures.inc();
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async read(): Promise<void> {
+    const [backlog, persistence, verification] = await Promise.all([
+      this.usage.backlog(),
+      this.redis.info('persistence'),
+      this.redis.get(LEDGER_VERIFY_REPORT_KEY),
+    ]);
+    workerMetrics.settlementBacklog.set(backlog.count);
+    workerMetrics.oldestUnsettledSeconds.set(backlog.count > 0 ? (backlog.oldestAgeMs ?? 0) / 1000 : 0);
+    const { aofEnabled, ok } = parseRedisPersistence(persistence);
+    workerMetrics.redisAofEnabled.set(aofEnabled ? 1 : 0);
+    workerMetrics.redisPersistenceOk.set(ok ? 1 : 0);
+    const report = parseLedgerVerifyReport(verification);
+    workerMetrics.ledgerVerifyMismatches.set(report?.mismatches ?? 0);
+    workerMetrics.ledgerVerifyLastRun.set(report ? report.finishedAtMs / 1000 : 0);
+  }
+}

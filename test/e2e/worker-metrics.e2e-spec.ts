@@ -1,0 +1,150 @@
+import { getQueueToken } from '@nestjs/bullmq';
+import { Queue } from 'bullmq';
+import Redis from 'ioredis';
+import { ChildProcess, execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Client } from 'pg';
+import { QueueName } from 'src/common/queue/queue.constants';
+import { parseRedisPersistence } from 'src/modules/health/redis-persistence';
+import { Books, eventually, sleep, userMessages } from 'test/e2e/billing-helpers';
+import { freePort } from 'test/support/free-port';
+import { TestGateway } from 'test/support/gateway';
+import { spawnWorker, stopWorker } from 'test/support/worker-process';
+
+const SETTLE_TIMEOUT_MS = 20_000;
+
+/** One sample of an exposition, or NaN when the line is absent. */
+const sample = (text: string, series: string) => {
+  const escaped = series.replace(/[{}"=,.]/g, (char) => `\\${char}`);
+  return Number(new RegExp(`^${escaped} (\\S+)$`, 'm').exec(text)?.[1] ?? 'NaN');
+};
+
+describe('the worker process: /metrics and /health on WORKER_METRICS_PORT', () => {
+  let gateway: TestGateway;
+  let books: Books;
+  let worker: ChildProcess | null = null;
+  let base: string;
+
+  beforeAll(async () => {
+    gateway = await TestGateway.start();
+    books = await Books.open(gateway);
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    worker = await spawnWorker({ WORKER_METRICS_PORT: String(port) });
+  }, 90_000);
+  afterAll(async () => {
+    await stopWorker(worker, 'SIGTERM');
+    await books.close();
+    await gateway.close();
+  });
+
+  const scrape = async () => {
+    const response = await fetch(`${base}/metrics`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/plain');
+    return response.text();
+  };
+
+  it('should answer its liveness probe, and 404 elsewhere', async () => {
+    const health = await fetch(`${base}/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok' });
+    expect((await fetch(`${base}/nothing-here`)).status).toBe(404);
+  });
+
+  it('should show recorded usage as backlog and age while it cannot settle, and neither once it has', async () => {
+    // Earlier files' unsettled usage (they ran no worker) is settled first, so the figures are this test's.
+    const idle = await eventually(
+      scrape,
+      (text) => sample(text, 'gateway_settlement_backlog') === 0,
+      SETTLE_TIMEOUT_MS,
+    );
+    expect(sample(idle, 'gateway_settlement_oldest_unsettled_seconds')).toBe(0);
+    const settledBefore = sample(idle, 'gateway_settlement_batch_seconds_count{outcome="settled"}') || 0;
+
+    const model = await gateway.addModel({ inputPrice: '2', outputPrice: '8' });
+    const customer = await gateway.newCustomer({ balance: '5' });
+    const before = await books.balance(customer);
+    // The account's row held by another transaction: the worker's settlement waits, then gives up and retries.
+    const locker = new Client({ connectionString: process.env.DATABASE_URL });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [customer.accountId]);
+      const response = await gateway.chat(customer.key, { model, messages: userMessages('Wait for me') });
+      expect(response.status).toBe(200);
+
+      const waiting = await eventually(scrape, (text) => sample(text, 'gateway_settlement_backlog') === 1);
+      expect(sample(waiting, 'gateway_settlement_backlog')).toBe(1);
+      await sleep(1_500);
+      const older = await scrape();
+      expect(sample(older, 'gateway_settlement_backlog')).toBe(1);
+      expect(sample(older, 'gateway_settlement_oldest_unsettled_seconds')).toBeGreaterThanOrEqual(1.4);
+      expect(sample(older, 'gateway_settlement_oldest_unsettled_seconds')).toBeLessThan(30);
+    } finally {
+      await locker.query('COMMIT');
+      await locker.end();
+    }
+
+    const settled = await eventually(
+      scrape,
+      (text) => sample(text, 'gateway_settlement_backlog') === 0,
+      SETTLE_TIMEOUT_MS,
+    );
+    expect(sample(settled, 'gateway_settlement_backlog')).toBe(0);
+    expect(sample(settled, 'gateway_settlement_oldest_unsettled_seconds')).toBe(0);
+    expect(sample(settled, 'gateway_settlement_batch_seconds_count{outcome="settled"}')).toBeGreaterThan(settledBefore);
+    expect(sample(settled, 'gateway_settlement_batch_size_count')).toBeGreaterThan(0);
+    expect(await books.balance(customer)).toBeLessThan(before);
+    expect(settled).not.toContain(customer.key);
+  }, 60_000);
+
+  it('should count a failed job under its queue', async () => {
+    const before = sample(await scrape(), 'gateway_worker_job_failures_total{queue="billing"}') || 0;
+    const queue = gateway.app.get<Queue>(getQueueToken(QueueName.Billing));
+    // A job name the billing worker has no handler for: its attempt fails.
+    await queue.add('no-such-job', {}, { removeOnFail: true, removeOnComplete: true });
+
+    const after = await eventually(
+      scrape,
+      (text) => sample(text, 'gateway_worker_job_failures_total{queue="billing"}') > before,
+      SETTLE_TIMEOUT_MS,
+    );
+    expect(sample(after, 'gateway_worker_job_failures_total{queue="billing"}')).toBe(before + 1);
+  });
+
+  it("should report Redis's persistence as INFO tells it", async () => {
+    const redis = new Redis(process.env.REDIS_URL!);
+    try {
+      const persistence = parseRedisPersistence(await redis.info('persistence'));
+      const text = await scrape();
+      expect(sample(text, 'gateway_redis_aof_enabled')).toBe(persistence.aofEnabled ? 1 : 0);
+      expect(sample(text, 'gateway_redis_persistence_ok')).toBe(persistence.ok ? 1 : 0);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('should export the result of the last `ledger:verify --record`', async () => {
+    const startedAt = Date.now() / 1000;
+    await promisify(execFile)(
+      process.execPath,
+      [
+        '-r',
+        'ts-node/register/transpile-only',
+        '-r',
+        'tsconfig-paths/register',
+        'src/bin/ledger-verify.ts',
+        '--record',
+      ],
+      { cwd: join(__dirname, '..', '..'), env: process.env },
+    );
+
+    const text = await scrape();
+    expect(sample(text, 'gateway_ledger_verify_mismatches')).toBe(0);
+    expect(sample(text, 'gateway_ledger_verify_last_run_timestamp_seconds')).toBeGreaterThanOrEqual(
+      Math.floor(startedAt),
+    );
+  }, 40_000);
+});
