@@ -1,0 +1,33 @@
+import { FastifyRequest } from 'fastify';
+
+/** Who a request authenticated as: read by the guard, the decorators and the admin audit alike. */
+export enum AuthKind {
+  Public = 'public',
+  ApiKey = 'api-key',
+  Console = 'console',
+  Admin = 'admin',
+}
+
+export interface ApiKeyPrincipal {
+  kind: AuthKind.ApiKey;
+  accountId: string;
+  keyId: string;
+  /** The only models the key may use; null: every model. */
+  allowedModels: ReadonlySet<string> | null;
+  /** Nano-dollars the key may spend over its life (checked in the admission hold); null: no limit. */
+  spendLimit: bigint | null;
+}
+export interface ConsolePrincipal {
+  kind: AuthKind.Console;
+  accountId: string;
+  /** The console session the access token belongs to (live when the guard let the request in). */
+  sessionId: string;
+}
+export interface AdminPrincipal {
+  kind: AuthKind.Admin;
+  /** The name of the token presented (ADMIN_TOKENS; ADMIN_TOKEN is `default`): the actor of the audit log. */
+  name: string;
+}
+export type Principal = ApiKeyPrincipal | ConsolePrincipal | AdminPrincipal;
+
+export type AuthenticatedRequest = FastifyRequest & { principal?: Principal };
