@@ -107,7 +107,12 @@ describe('billing: an answer does not wait for Redis to answer its usage record'
     proxy.rule = null;
     // The bounded attempts on Redis, each refused; then settlement's transaction, from the API.
     expect(proxy.refused.length - refusedBefore).toBe(3);
-    expect(await usageRecordFailuresSince(failuresBefore)).toEqual({ fallback_settled: 1 });
+    // The counter moves just after settlement's commit, which the balance already shows: wait for it.
+    const failures = await eventually(
+      () => usageRecordFailuresSince(failuresBefore),
+      (counted) => Object.keys(counted).length > 0,
+    );
+    expect(failures).toEqual({ fallback_settled: 1 });
     expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
     expect(await books.usageRecords([requestId])).toHaveLength(1);
     expect((await books.ledgerByReference([requestId])).map((entry) => entry.kind)).toEqual(['usage']);
