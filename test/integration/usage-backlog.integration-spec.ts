@@ -1,15 +1,22 @@
 import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
+import { claimEmptyRedisDb } from 'test/support/global-setup';
 
-/** UsageQueueService.backlog, which the worker's /metrics reads at each scrape, on the run's real Redis. */
+/**
+ * UsageQueueService.backlog, which the worker's /metrics reads at each scrape, on a real Redis: a
+ * database of its own, since earlier files may leave usage recorded in the run's, which would move
+ * the counts and ages asserted here.
+ */
 describe(`${UsageQueueService.name}.backlog`, () => {
   let redis: Redis;
   let sut: UsageQueueService;
   const recorded: { accountId: string; requestId: string }[] = [];
 
-  beforeAll(() => {
-    redis = new Redis(process.env.REDIS_URL!);
+  beforeAll(async () => {
+    const runUrl = new URL(process.env.REDIS_URL!);
+    runUrl.pathname = `/${await claimEmptyRedisDb()}`;
+    redis = new Redis(runUrl.toString());
     sut = new UsageQueueService(redis);
   });
 
@@ -18,7 +25,10 @@ describe(`${UsageQueueService.name}.backlog`, () => {
     await sut.releaseMany(recorded.splice(0));
   });
 
-  afterAll(() => redis.quit());
+  afterAll(async () => {
+    await redis.flushdb();
+    await redis.quit();
+  });
 
   async function record(recordedAtMs?: number): Promise<void> {
     const usage = { accountId: randomUUID(), requestId: `req_${randomUUID()}` };
@@ -53,13 +63,8 @@ describe(`${UsageQueueService.name}.backlog`, () => {
   }, 30_000);
 
   it('should say nothing of the age when no waiting record carries a recording time', async () => {
-    const before = await sut.backlog();
-    if (before.count === 0) {
-      await record();
-      expect(await sut.backlog()).toEqual({ count: 1, oldestAgeMs: null });
-    } else {
-      // Earlier files left usage recorded: their payloads carry no recording time either.
-      expect(before.oldestAgeMs).toBeNull();
-    }
+    expect(await sut.backlog()).toEqual({ count: 0, oldestAgeMs: null });
+    await record();
+    expect(await sut.backlog()).toEqual({ count: 1, oldestAgeMs: null });
   });
 });

@@ -37,7 +37,7 @@ export default async function globalSetup(): Promise<void> {
 }
 
 /** Concurrent runs on one machine must not share rate-limit counters or queues. */
-async function claimEmptyRedisDb(): Promise<number> {
+export async function claimEmptyRedisDb(): Promise<number> {
   for (let db = 1; db < 16; db++) {
     const redis = new Redis(`${REDIS_BASE}/${db}`);
     const claimed = await redis.set('gateway:test-run', String(process.pid), 'EX', 3600, 'NX');
