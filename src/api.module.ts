@@ -1,10 +1,10 @@
 import { DynamicModule, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
-import Redis from 'ioredis';
 import { Logger } from 'pino';
 import { AllExceptionsFilter } from 'src/common/filters/all-exceptions.filter';
 import { AuthGuard } from 'src/modules/auth/auth.guard';
 import { createValidationPipe } from 'src/common/pipes/validation.pipe';
+import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { AppConfig } from 'src/config/app-config';
 import { CoreModule } from 'src/core.module';
@@ -32,7 +32,7 @@ import { UsageModule } from 'src/modules/usage/usage.module';
 /** The HTTP API process: controllers, the global guard, pipe and filter. It produces jobs but never consumes them. */
 @Module({})
 export class ApiModule implements OnApplicationShutdown {
-  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+  constructor(@Inject(REDIS) private readonly redis: RedisClient) {}
 
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
-import Redis from 'ioredis';
-import { ConfigError, loadDatabaseConfig, loadRedisUrl } from 'src/config/app-config';
+import { createRedis } from 'src/common/redis/redis-client';
+import { ConfigError, loadDatabaseConfig, loadRedisTarget } from 'src/config/app-config';
 import { dataSourceOptions } from 'src/database/data-source.options';
 import { LEDGER_VERIFY_REPORT_KEY, LedgerVerifyReport } from 'src/modules/ledger/ledger-verify-report';
 import { findLedgerMismatches } from 'src/modules/ledger/ledger-verifier';
@@ -47,7 +47,7 @@ async function main(record: boolean): Promise<number> {
 }
 
 async function recordReport(report: LedgerVerifyReport): Promise<void> {
-  const redis = new Redis(loadRedisUrl(), { maxRetriesPerRequest: 2, lazyConnect: true });
+  const redis = createRedis(loadRedisTarget(), { maxRetriesPerRequest: 2, lazyConnect: true });
   try {
     await redis.connect();
     await redis.set(LEDGER_VERIFY_REPORT_KEY, JSON.stringify(report));

@@ -6,6 +6,7 @@ import { corsOriginsOf, CorsOrigins } from 'src/config/cors-origins';
 import { EnvDto } from 'src/config/env.dto';
 import { MailConfig, mailConfigOf } from 'src/config/mail-config';
 import { PaymentsConfig, paymentsConfigOf } from 'src/config/payments-config';
+import { RedisTarget, redisTargetOf } from 'src/config/redis-config';
 import { splitList } from 'src/config/trusted-proxies';
 
 export type NodeEnv = 'development' | 'test' | 'production';
@@ -14,7 +15,8 @@ export interface AppConfig {
   nodeEnv: NodeEnv;
   port: number;
   databaseUrl: string;
-  redisUrl: string;
+  /** One Redis or a Redis Cluster (REDIS_URL, REDIS_CLUSTER_NODES; redis-config.ts). */
+  redis: RedisTarget;
   adminToken: string | null;
   /** Bearer token the API's /metrics requires; null: /metrics is open (keep it off the public network). */
   metricsToken: string | null;
@@ -100,7 +102,6 @@ export interface AppConfig {
 export { ConfigError };
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway';
-const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379/0';
 // Development and test get fixed, clearly non-secret defaults so a fresh checkout runs without setup.
 const DEV_JWT_SECRET = 'development-only-jwt-secret-do-not-use-in-production';
 const DEV_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
@@ -144,8 +145,9 @@ export function loadDatabaseConfig(env: NodeJS.ProcessEnv = process.env): Pick<A
 }
 
 /** For `ledger:verify --record`, which leaves its result where the workers' metrics read it. */
-export function loadRedisUrl(env: NodeJS.ProcessEnv = process.env): string {
-  return validateEnv(env).REDIS_URL ?? DEFAULT_REDIS_URL;
+export function loadRedisTarget(env: NodeJS.ProcessEnv = process.env): RedisTarget {
+  const dto = validateEnv(env);
+  return redisTargetOf(dto.REDIS_URL, dto.REDIS_CLUSTER_NODES);
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -169,7 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     nodeEnv,
     port: dto.PORT ?? 3000,
     databaseUrl: dto.DATABASE_URL ?? DEFAULT_DATABASE_URL,
-    redisUrl: dto.REDIS_URL ?? DEFAULT_REDIS_URL,
+    redis: redisTargetOf(dto.REDIS_URL, dto.REDIS_CLUSTER_NODES),
     adminToken: dto.ADMIN_TOKEN ?? null,
     metricsToken: dto.METRICS_TOKEN ?? null,
     adminTokens: adminTokensOf(dto.ADMIN_TOKEN, dto.ADMIN_TOKENS),

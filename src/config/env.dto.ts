@@ -34,8 +34,15 @@ export class EnvDto {
   DATABASE_URL?: string;
 
   @IsOptional()
-  @Matches(/^rediss?:\/\//, { message: 'must be a redis:// URL' })
+  @Matches(/^rediss?(-cluster)?:\/\//, {
+    message: 'must be a redis:// (or rediss://) URL, or redis-cluster://host1:port,host2:port for a Redis Cluster',
+  })
   REDIS_URL?: string;
+
+  /** `host1:port,host2:port`: the seed nodes of a Redis Cluster; wins over REDIS_URL (redis-config.ts). */
+  @IsOptional()
+  @IsString()
+  REDIS_CLUSTER_NODES?: string;
 
   @IsOptional()
   @IsString()

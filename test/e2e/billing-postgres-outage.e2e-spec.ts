@@ -1,6 +1,7 @@
 import Redis from 'ioredis';
 import { formatUsd } from 'src/common/money/money';
 import { BillingProcessor } from 'src/modules/billing/billing.processor';
+import { usageKeys } from 'src/modules/billing/usage-queue.keys';
 import { SettlementService } from 'src/modules/billing/settlement.service';
 import {
   Books,
@@ -137,13 +138,13 @@ describe('billing: Postgres goes away under load', () => {
     try {
       const answer = await gateway.chat(customer.key, { model, messages: userMessages() });
       expect(answer.status).toBe(200);
-      const member = `${customer.accountId}:${requestIdOf(answer)}`;
+      const requestId = requestIdOf(answer);
       await proxy.cut();
       try {
         // A long outage in fast motion: each pass finds the usage claimable (as it would be once its
         // backoff ran out) and fails on the unreachable database.
         for (let pass = 0; pass < OUTAGE_PASSES; pass++) {
-          await redis.zadd('gw:usage:index', 'XX', 0, member);
+          await redis.zadd(usageKeys(customer.accountId).due, 'XX', 0, requestId);
           const { settled, retryInMs } = await settlement.settleRecorded();
           expect({ settled, retrying: retryInMs !== null }).toEqual({ settled: 0, retrying: true });
         }

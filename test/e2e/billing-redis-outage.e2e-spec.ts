@@ -6,6 +6,7 @@ import { formatUsd } from 'src/common/money/money';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { BillingProcessor } from 'src/modules/billing/billing.processor';
 import { HoldSweeperService } from 'src/modules/billing/hold-sweeper.service';
+import { balanceKeys } from 'src/modules/ledger/balance-gate.keys';
 import {
   Books,
   costOf,
@@ -160,8 +161,9 @@ describe('billing: Redis dies, restarts, or comes back older', () => {
     // own epoch check for the new connection has not run yet (here: no reconnect at all).
     const direct = new Redis(redis.url);
     try {
-      await direct.hset(`gw:bal:${customer.accountId}`, 'balance', usd('1').toString());
-      await direct.hset('gw:epoch', 'runId', 'an-earlier-run-of-redis');
+      const { snapshot, epoch } = balanceKeys(customer.accountId);
+      await direct.hset(snapshot, 'balance', usd('1').toString());
+      await direct.hset(epoch, 'runId', 'an-earlier-run-of-redis');
     } finally {
       await direct.quit();
     }

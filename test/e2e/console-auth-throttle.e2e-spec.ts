@@ -105,7 +105,7 @@ describe('console auth throttles', () => {
       gateway = await TestGateway.start({ AUTH_ATTEMPTS_PER_IP: '5' });
       redis = new Redis(process.env.REDIS_URL as string);
       // Every other test of this run also signs in from 127.0.0.1; start its window afresh.
-      await redis.del('gw:auth:ip:127.0.0.1');
+      await redis.del('gw:{auth}:ip:127.0.0.1');
     });
     afterAll(async () => {
       await redis.quit();

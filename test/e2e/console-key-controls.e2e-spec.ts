@@ -3,7 +3,7 @@ import { formatUsd } from 'src/common/money/money';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { Prices, usageCost } from 'src/modules/billing/pricing';
 import { estimatePromptTokens } from 'src/modules/billing/token-estimator';
-import { keySpendKey } from 'src/modules/ledger/balance-gate.service';
+import { balanceKeys, keySpendField } from 'src/modules/ledger/balance-gate.keys';
 import Redis from 'ioredis';
 import {
   BillingWorld,
@@ -286,7 +286,9 @@ describe('console key controls', () => {
       expect(key.spent).toBe(formatUsd(spent));
       expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
       const redis = gateway.app.get<Redis>(REDIS);
-      expect(await redis.hget(keySpendKey(created.body.id), 'reserved')).toBe('0');
+      expect(
+        await redis.hget(balanceKeys(customer.accountId).keySpend, keySpendField(created.body.id, 'reserved')),
+      ).toBe('0');
     });
 
     it('should reload what a key spent from Postgres when Redis lost it, and still refuse past the limit', async () => {
@@ -304,9 +306,11 @@ describe('console key controls', () => {
       await books.waitForNoHolds(customer.accountId);
 
       const redis = gateway.app.get<Redis>(REDIS);
-      expect(await redis.del(keySpendKey(created.body.id))).toBe(1);
+      const { keySpend } = balanceKeys(customer.accountId);
+      const fields = (['spent', 'reserved', 'epoch'] as const).map((field) => keySpendField(created.body.id, field));
+      expect(await redis.hdel(keySpend, ...fields)).toBe(3);
       expectApiError(await gateway.chat(created.body.key, body), 403, { code: 'key_spend_limit_reached' });
-      expect(await redis.hget(keySpendKey(created.body.id), 'spent')).toBe(usd(settled.spent).toString());
+      expect(await redis.hget(keySpend, keySpendField(created.body.id, 'spent'))).toBe(usd(settled.spent).toString());
     });
   });
 });

@@ -1,5 +1,7 @@
 import Redis from 'ioredis';
 import { REDIS } from 'src/common/redis/redis.tokens';
+import { usageKeys } from 'src/modules/billing/usage-queue.keys';
+import { balanceKeys } from 'src/modules/ledger/balance-gate.keys';
 import { Books } from 'test/e2e/billing-helpers';
 import { Customer, TestGateway } from 'test/support/gateway';
 import { SeededRandom } from 'test/support/seeded-random';
@@ -199,7 +201,7 @@ describe('/v1 chat completions under a seeded fuzz of malformed requests', () =>
     expect(gateway.mock.requests.length).toBe(relayed);
     expect(await books.balance(customer)).toBe(balance);
     expect(await books.ledger(customer)).toEqual(ledger);
-    expect(await redis.hlen(`gw:holds:${customer.accountId}`)).toBe(0);
-    expect(await redis.hlen(`gw:usage:${customer.accountId}`)).toBe(0);
+    expect(await redis.hlen(balanceKeys(customer.accountId).holds)).toBe(0);
+    expect(await redis.hlen(usageKeys(customer.accountId).usage)).toBe(0);
   }, 60_000);
 });

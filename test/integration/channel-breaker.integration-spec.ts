@@ -1,5 +1,5 @@
-import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
+import { createRedis, RedisClient } from 'src/common/redis/redis-client';
 import { InvalidationBus } from 'src/common/redis/invalidation-bus';
 import { AppConfig, loadConfig } from 'src/config/app-config';
 import { ChannelEntity } from 'src/modules/channels/channel.entity';
@@ -11,7 +11,7 @@ import { newTestLogger } from 'test/support/test-service';
 
 /** One API process's breaker: its own Redis connection, pub/sub subscriber and logger. */
 interface Process {
-  redis: Redis;
+  redis: RedisClient;
   bus: InvalidationBus;
   breaker: ChannelBreaker;
   logger: ReturnType<typeof newTestLogger>;
@@ -26,7 +26,7 @@ describe(ChannelBreaker.name, () => {
   const processes: Process[] = [];
 
   async function start(config: AppConfig): Promise<Process> {
-    const redis = new Redis(config.redisUrl);
+    const redis = createRedis(config.redis);
     const logger = newTestLogger();
     const bus = new InvalidationBus(redis, config, logger);
     const channels = new ChannelsRepository(db.dataSource.getRepository(ChannelEntity));

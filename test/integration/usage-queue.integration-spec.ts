@@ -1,19 +1,20 @@
-import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
+import { RedisClient } from 'src/common/redis/redis-client';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
 import { BalanceGateService } from 'src/modules/ledger/balance-gate.service';
+import { testRedis } from 'test/support/test-redis';
 import { newTestLogger } from 'test/support/test-service';
 
 /** Holds made outside a request: through a key without a spend limit. */
 const NO_LIMIT = { id: '00000000-0000-4000-8000-000000000000', spendLimit: null };
 
 describe(UsageQueueService.name, () => {
-  let redis: Redis;
+  let redis: RedisClient;
   let gate: BalanceGateService;
   let sut: UsageQueueService;
 
   beforeAll(async () => {
-    redis = new Redis(process.env.REDIS_URL!);
+    redis = testRedis();
     gate = new BalanceGateService(redis, newTestLogger());
     sut = new UsageQueueService(redis);
     // An admission waits for the gate's Redis epoch check; snapshots pushed after it are of that epoch.

@@ -1,14 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
-import Redis from 'ioredis';
+import { QUEUE_PREFIX } from 'src/common/queue/queue-connection';
+import { createRedis, RedisClient } from 'src/common/redis/redis-client';
+import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
+import { redisTargetOf } from 'src/config/redis-config';
 
-/** BullMQ keys of the billing queue: prefix `gateway` (core.module.ts), queue `billing`. */
-const KEY = 'gateway:billing';
-/** Every completion recorded by an API process and not settled yet (usage-queue.service.ts). */
-const UNSETTLED_USAGE = 'gw:usage:index';
+/** BullMQ keys of the billing queue: its prefix (queue-connection.ts), queue `billing`. */
+const KEY = `${QUEUE_PREFIX}:billing`;
 
 export interface BillingBacklog {
-  /** Completions recorded and not settled yet, right after the run (ZCARD gw:usage:index). */
+  /** Completions recorded and not settled yet, right after the run (UsageQueueService.backlog). */
   waiting: number;
   /** Settlement jobs being processed at that moment (each settles a batch). */
   active: number;
@@ -26,10 +27,13 @@ export interface BillingBacklog {
  * drain, means settlement cannot keep up with the traffic.
  */
 export class BillingBacklogProbe {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
+  /** Every completion recorded by an API process and not settled yet, counted as the worker's metrics count it. */
+  private readonly usage: UsageQueueService;
 
   constructor(redisUrl: string) {
-    this.redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+    this.redis = createRedis(redisTargetOf(redisUrl, undefined), { maxRetriesPerRequest: 1 });
+    this.usage = new UsageQueueService(this.redis);
   }
 
   /** Snapshot now, then waits (up to `drainLimitMs`) for the backlog to clear so the next run starts clean. */
@@ -54,14 +58,12 @@ export class BillingBacklogProbe {
   }
 
   private async counts(): Promise<Omit<BillingBacklog, 'drainMs'>> {
-    const results = await this.redis
-      .multi()
-      .zcard(UNSETTLED_USAGE)
-      .llen(`${KEY}:active`)
-      .zcard(`${KEY}:delayed`)
-      .zcard(`${KEY}:failed`)
-      .exec();
-    const [waiting, active, delayed, failed] = (results ?? []).map(([, value]) => Number(value));
+    const [{ count: waiting }, results] = await Promise.all([
+      this.usage.backlog(),
+      // The queue's keys share its hash tag: one MULTI on a cluster too.
+      this.redis.multi().llen(`${KEY}:active`).zcard(`${KEY}:delayed`).zcard(`${KEY}:failed`).exec(),
+    ]);
+    const [active, delayed, failed] = (results ?? []).map(([, value]) => Number(value));
     return { waiting, active, delayed, failed };
   }
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import Redis from 'ioredis';
+import { createRedis, mastersOf } from 'src/common/redis/redis-client';
+import { redisTargetOf } from 'src/config/redis-config';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { productDataSourceOptions } from 'tools/product-dist';
@@ -98,9 +99,11 @@ export async function recreateDatabase(): Promise<number> {
 }
 
 export async function flushBenchRedis(): Promise<void> {
-  const redis = new Redis(BENCH_REDIS_URL, { maxRetriesPerRequest: 1 });
+  const redis = createRedis(redisTargetOf(BENCH_REDIS_URL, undefined), { maxRetriesPerRequest: 1 });
   try {
-    await redis.flushdb();
+    // A cluster's keys are spread over its masters: each flushes its own.
+    await redis.ping();
+    await Promise.all(mastersOf(redis).map((master) => master.flushdb()));
   } finally {
     redis.disconnect();
   }

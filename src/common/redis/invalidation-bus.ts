@@ -1,8 +1,9 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
-import Redis from 'ioredis';
 import { Logger } from 'pino';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
+import { redisDbOf } from 'src/config/redis-config';
 import { LOGGER } from 'src/common/logging/logger';
+import { createRedis, RedisClient } from 'src/common/redis/redis-client';
 import { logRedisErrors } from 'src/common/redis/redis-error-log';
 import { REDIS } from 'src/common/redis/redis.tokens';
 
@@ -21,18 +22,21 @@ type Listener = (id: string | null) => void;
  */
 @Injectable()
 export class InvalidationBus implements OnModuleDestroy {
-  private subscriber: Redis | null = null;
+  private subscriber: RedisClient | null = null;
   private readonly listeners = new Map<InvalidationTopic, Listener[]>();
-  /** Pub/sub channels ignore the db index; naming them by it keeps deployments sharing a Redis apart. */
+  /**
+   * Pub/sub channels ignore the db index; naming them by it keeps deployments sharing a Redis apart.
+   * On a cluster (db 0 only) a PUBLISH reaches the subscribers of every node, so one subscriber
+   * connection, to any node, hears every process's messages.
+   */
   private readonly prefix: string;
 
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    const db = new URL(config.redisUrl).pathname.slice(1) || '0';
-    this.prefix = `gateway:${db}:invalidate:`;
+    this.prefix = `gateway:${redisDbOf(config.redis)}:invalidate:`;
   }
 
   on(topic: InvalidationTopic, listener: Listener): void {
@@ -52,7 +56,7 @@ export class InvalidationBus implements OnModuleDestroy {
     if (this.subscriber) {
       return;
     }
-    const subscriber = new Redis(this.config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: null });
+    const subscriber = createRedis(this.config.redis, { lazyConnect: false, maxRetriesPerRequest: null });
     let connectedBefore = false;
     subscriber.on('ready', () => {
       if (connectedBefore) {

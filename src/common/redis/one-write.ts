@@ -1,4 +1,5 @@
 import Redis from 'ioredis';
+import { isCluster, RedisClient } from 'src/common/redis/redis-client';
 
 /** Per client, the write that leaves at the end of this turn, while the socket is corked. */
 const writeOfThisTurn = new WeakMap<Redis, Promise<void>>();
@@ -14,8 +15,15 @@ const writeOfThisTurn = new WeakMap<Redis, Promise<void>>();
  * busy turn delays its first command by the rest of the turn, as it does every other command this
  * client sends meanwhile.
  * The replies still resolve each command's own promise.
+ * On a Redis Cluster this does nothing: the commands of one turn go to the masters that own their
+ * keys, over a connection each, and corking one of them would hold back only part of the turn (and
+ * a connection ioredis replaces after a failover or a resharding would stay corked). Correctness
+ * first: each command is written as it is called, as without this function.
  */
-export function inOneWrite<T>(redis: Redis, issue: () => T): T {
+export function inOneWrite<T>(redis: RedisClient, issue: () => T): T {
+  if (isCluster(redis)) {
+    return issue();
+  }
   const stream = redis.status === 'ready' ? redis.stream : undefined;
   if (stream && !writeOfThisTurn.has(redis)) {
     stream.cork();
@@ -39,8 +47,8 @@ export function inOneWrite<T>(redis: Redis, issue: () => T): T {
  * (ioredis wrote them as they were called). Code that must not act before a command has left the
  * process (an answer's last bytes after its usage record) waits for this, not for Redis's reply.
  */
-export function writeOfTurn(redis: Redis): Promise<void> {
-  return writeOfThisTurn.get(redis) ?? Promise.resolve();
+export function writeOfTurn(redis: RedisClient): Promise<void> {
+  return isCluster(redis) ? Promise.resolve() : (writeOfThisTurn.get(redis) ?? Promise.resolve());
 }
 
 /**
@@ -48,7 +56,12 @@ export function writeOfTurn(redis: Redis): Promise<void> {
  * at once only on a ready, writable connection; otherwise it waits in the offline queue for a
  * reconnection that may never come, and the caller should take its failure path instead of waiting.
  */
-export function writesNow(redis: Redis): boolean {
+export function writesNow(redis: RedisClient): boolean {
+  if (isCluster(redis)) {
+    // The cluster client is ready once it knows every slot's master; a command for a master that
+    // just went away waits for the slots to be refreshed, bounded by maxRetriesPerRequest.
+    return redis.status === 'ready';
+  }
   const stream = redis.stream as (typeof redis.stream & { writable?: boolean }) | undefined;
   return redis.status === 'ready' && stream?.writable === true;
 }

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
+import { domainSlot } from 'src/common/redis/key-slots';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { throttleAddress } from 'src/modules/auth/client-address';
 import { LimiterFailurePolicy } from 'src/modules/rate-limits/limiter-failure.policy';
@@ -9,6 +10,8 @@ import { RedisThrottlerStorage, Window } from 'src/modules/rate-limits/redis-thr
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
 const DAY_MS = 24 * HOUR_MS;
+/** One slot for every mail window (key-slots.ts): a reset is counted per address and per e-mail in one script. */
+const MAIL_SLOT = domainSlot('mail');
 
 /** Mails one account may ask for again: one a minute, five a day. */
 export const RESEND_PER_MINUTE = 1;
@@ -33,8 +36,8 @@ export class AccountSecurityThrottle {
 
   resendVerification(accountId: string): Promise<void> {
     return this.admit([
-      { key: `gw:mail:verify:min:${accountId}`, limit: RESEND_PER_MINUTE, ttl: MINUTE_MS },
-      { key: `gw:mail:verify:day:${accountId}`, limit: RESEND_PER_DAY, ttl: DAY_MS },
+      { key: `${MAIL_SLOT}:verify:min:${accountId}`, limit: RESEND_PER_MINUTE, ttl: MINUTE_MS },
+      { key: `${MAIL_SLOT}:verify:day:${accountId}`, limit: RESEND_PER_DAY, ttl: DAY_MS },
     ]);
   }
 
@@ -42,7 +45,7 @@ export class AccountSecurityThrottle {
   passwordReset(email: string, ip: string): Promise<void> {
     return this.admit([
       this.perAddress('reset', ip),
-      { key: `gw:mail:reset:${digest(email)}`, limit: RESETS_PER_EMAIL_PER_HOUR, ttl: HOUR_MS },
+      { key: `${MAIL_SLOT}:reset:${digest(email)}`, limit: RESETS_PER_EMAIL_PER_HOUR, ttl: HOUR_MS },
     ]);
   }
 
@@ -53,7 +56,7 @@ export class AccountSecurityThrottle {
 
   private perAddress(action: string, ip: string): Window {
     const limit = this.config.auth.attemptsPerIpPerMinute;
-    return { key: `gw:mail:${action}:ip:${throttleAddress(ip)}`, limit, ttl: MINUTE_MS };
+    return { key: `${MAIL_SLOT}:${action}:ip:${throttleAddress(ip)}`, limit, ttl: MINUTE_MS };
   }
 
   private async admit(windows: Window[]): Promise<void> {

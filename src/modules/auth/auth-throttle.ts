@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import Redis from 'ioredis';
 import { createHash } from 'node:crypto';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
+import { domainSlot } from 'src/common/redis/key-slots';
+import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { runScript } from 'src/common/redis/run-script';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
@@ -12,6 +13,11 @@ import { RedisThrottlerStorage, Window } from 'src/modules/rate-limits/redis-thr
 export type AuthAction = 'login' | 'register' | 'password-change';
 
 const MINUTE_MS = 60_000;
+/**
+ * One slot for every sign-in window (key-slots.ts): one attempt is counted in windows of its address
+ * and of its e-mail, in one script. Sign-ins are few next to completions; one slot carries them.
+ */
+const AUTH_SLOT = domainSlot('auth');
 const PER_IP_FAILURES_MS = 60 * MINUTE_MS;
 const PER_EMAIL_FAILURES_MS = 15 * MINUTE_MS;
 
@@ -48,7 +54,7 @@ export class AuthThrottle {
   constructor(
     private readonly storage: RedisThrottlerStorage,
     private readonly failures: LimiterFailurePolicy,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.redis.defineCommand('gatewayAuthRefund', { lua: REFUND_SCRIPT });
@@ -103,10 +109,10 @@ export function authWindows(limits: AppConfig['auth'], action: AuthAction, email
   const address = throttleAddress(ip);
   const emailDigest = createHash('sha256').update(email.trim().toLowerCase()).digest('base64url');
   return [
-    { key: `gw:auth:ip:${address}`, limit: limits.attemptsPerIpPerMinute, ttl: MINUTE_MS },
-    { key: `gw:auth:ip-failures:${address}`, limit: limits.failuresPerIpPerHour, ttl: PER_IP_FAILURES_MS },
+    { key: `${AUTH_SLOT}:ip:${address}`, limit: limits.attemptsPerIpPerMinute, ttl: MINUTE_MS },
+    { key: `${AUTH_SLOT}:ip-failures:${address}`, limit: limits.failuresPerIpPerHour, ttl: PER_IP_FAILURES_MS },
     {
-      key: `gw:auth:${action}-failures:${emailDigest}`,
+      key: `${AUTH_SLOT}:${action}-failures:${emailDigest}`,
       limit: limits.failuresPerEmailPer15Min,
       ttl: PER_EMAIL_FAILURES_MS,
     },

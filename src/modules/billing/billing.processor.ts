@@ -64,6 +64,7 @@ export class BillingProcessor extends WorkerHost implements OnApplicationBootstr
       case BillingJob.SettleRecorded:
         return this.settleRecorded();
       case BillingJob.SweepHolds:
+        await this.sweeper.repairRegistries();
         return (await this.sweeper.closeSettled()) + (await this.sweeper.sweep());
       case BillingJob.ResyncBalances:
         return this.resync.resync();

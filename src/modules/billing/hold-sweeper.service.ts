@@ -14,6 +14,12 @@ const SWEEP_PAGE = 1_000;
  * it just settled, so the sweeper only reads Postgres for the few holds that missed both.
  */
 const SETTLED_HOLD_AGE_MS = 60_000;
+/**
+ * How often a worker lists again every account with open holds or recorded usage (a SCAN of every
+ * master): a registration is lost only with a process that died between its write and its
+ * registration (account-registry.ts), so this is a slow repair, not the way work is found.
+ */
+const REPAIR_EVERY_MS = 10 * 60_000;
 
 /**
  * Closes the holds nobody else will. A hold whose usage is already settled in Postgres (by an API
@@ -26,6 +32,8 @@ const SETTLED_HOLD_AGE_MS = 60_000;
  */
 @Injectable()
 export class HoldSweeperService {
+  private repairedAt = -Infinity;
+
   constructor(
     private readonly gate: BalanceGateService,
     private readonly usage: UsageQueueService,
@@ -42,6 +50,19 @@ export class HoldSweeperService {
   /** Closes holds older than `olderThanMs` whose usage is settled in Postgres; leaves every other hold. */
   closeSettled(olderThanMs = SETTLED_HOLD_AGE_MS): Promise<number> {
     return this.pass(olderThanMs, false);
+  }
+
+  /**
+   * Registers again the accounts whose holds or recorded usage the registries miss, at most once
+   * per REPAIR_EVERY_MS per worker (the first sweep after a start included).
+   */
+  async repairRegistries(now = Date.now()): Promise<void> {
+    if (now - this.repairedAt < REPAIR_EVERY_MS) {
+      return;
+    }
+    this.repairedAt = now;
+    const [usage, holds] = await Promise.all([this.usage.repairRegistry(), this.gate.repairHoldRegistry()]);
+    this.logger.info({ usage, holds }, 'registries of accounts with recorded usage and open holds checked');
   }
 
   /** Ages are Redis's clock, the one that stamped the holds: process clocks never matter. */

@@ -1,10 +1,10 @@
 import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
-import Redis from 'ioredis';
 import { Logger } from 'pino';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { LOGGER } from 'src/common/logging/logger';
 import { inOneWrite, writeOfTurn, writesNow } from 'src/common/redis/one-write';
+import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { formatUsd } from 'src/common/money/money';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
@@ -44,7 +44,7 @@ export class MeteringService implements BeforeApplicationShutdown {
     fallback: UsageFallbackService,
     private readonly keySpend: KeySpendRepository,
     @Inject(LOGGER) private readonly logger: Logger,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.recorder = new UsageRecorder(
@@ -124,7 +124,7 @@ export class MeteringService implements BeforeApplicationShutdown {
         const snapshot = await this.accounts.findBalanceSnapshot(accountId);
         await this.gate.sync(accountId, snapshot ?? { balance: 0n, version: 0n });
       } else if (result.outcome === 'keyUnknown') {
-        await this.gate.syncKeySpent(key.id, await this.keySpend.findSpent(key.id));
+        await this.gate.syncKeySpent(accountId, key.id, await this.keySpend.findSpent(key.id));
       } else {
         return result;
       }

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import Redis from 'ioredis';
 import { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { writesNow } from 'src/common/redis/one-write';
+import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { SettlementBatchService, SettlementResult } from 'src/modules/billing/settlement-batch.service';
 import { reportSettlement, spentOf } from 'src/modules/billing/settlement.service';
@@ -24,7 +24,7 @@ export class UsageFallbackService {
     private readonly batch: SettlementBatchService,
     private readonly usage: UsageQueueService,
     private readonly gate: BalanceGateService,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 

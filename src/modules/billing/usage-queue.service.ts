@@ -1,8 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
+import { AccountRegistry, Listed } from 'src/common/redis/account-registry';
+import { inOneWrite } from 'src/common/redis/one-write';
+import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { runScript } from 'src/common/redis/run-script';
+import { DUE_PATTERN, USAGE_ACCOUNTS, usageKeys } from 'src/modules/billing/usage-queue.keys';
 import {
   BACKLOG_SCRIPT,
   CLAIM_SCRIPT,
@@ -10,20 +13,17 @@ import {
   RELEASE_SCRIPT,
   RETRY_LATER_SCRIPT,
 } from 'src/modules/billing/usage-queue.scripts';
-import { BalanceSnapshot, holdKeys, holdMember } from 'src/modules/ledger/balance-gate.service';
-
-const USAGE_PREFIX = 'gw:usage:';
-const usageKey = (accountId: string) => `${USAGE_PREFIX}${accountId}`;
-const USAGE_INDEX = 'gw:usage:index';
-const USAGE_ATTEMPTS = 'gw:usage:attempts';
+import { BalanceSnapshot, holdKeys } from 'src/modules/ledger/balance-gate.service';
 
 /** A failed settlement is tried again after this, doubling per attempt up to RETRY_MAX_MS, jittered. */
 const RETRY_FIRST_MS = 500;
 const RETRY_MAX_MS = 8_000;
-/** Records read from each end of the index when the worker's metrics look for the oldest. */
+/** Records read from each end of an account's due index when the worker's metrics look for the oldest. */
 const BACKLOG_SAMPLE = 500;
 /** Past this many failed attempts (about 2.5 minutes of them), a usage is tried once per lease only. */
 const RETRY_FAST_ATTEMPTS = 24;
+/** Accounts claimed from (or read for the metrics) at once; each is one script in its own slot. */
+const ACCOUNTS_AT_ONCE = 16;
 
 export interface RetriedUsage {
   accountId: string;
@@ -36,68 +36,103 @@ export interface RetriedUsage {
  * Completions' usage recorded in Redis until a worker settles it: recorded beside the request's hold
  * by the API, claimed by workers under a lease, given back with a backoff when settling failed. A
  * hold and its recorded usage close together, in one script, so that a hold with usage recorded is
- * never given back unbilled (the hold's keys are the balance gate's: holdKeys).
+ * never given back unbilled (the hold's keys are the balance gate's: holdKeys). Each account's usage
+ * lives in its own slot (usage-queue.keys.ts); workers find it through the registry of accounts
+ * with recorded usage (account-registry.ts), so this runs on a Redis Cluster as on one Redis.
  */
 @Injectable()
 export class UsageQueueService {
-  constructor(@Inject(REDIS) private readonly redis: Redis) {
-    this.redis.defineCommand('gatewayRelease', { numberOfKeys: 7, lua: RELEASE_SCRIPT });
+  /** Accounts that may have recorded usage: where workers claim from. */
+  private readonly accounts: AccountRegistry;
+
+  constructor(@Inject(REDIS) private readonly redis: RedisClient) {
+    this.redis.defineCommand('gatewayRelease', { numberOfKeys: 8, lua: RELEASE_SCRIPT });
     this.redis.defineCommand('gatewayRecordUsage', { numberOfKeys: 2, lua: RECORD_SCRIPT });
-    this.redis.defineCommand('gatewayClaimUsage', { numberOfKeys: 2, lua: CLAIM_SCRIPT });
+    this.redis.defineCommand('gatewayClaimUsage', { numberOfKeys: 3, lua: CLAIM_SCRIPT });
     this.redis.defineCommand('gatewayRetryLater', { numberOfKeys: 2, lua: RETRY_LATER_SCRIPT });
-    this.redis.defineCommand('gatewayUsageBacklog', { numberOfKeys: 1, lua: BACKLOG_SCRIPT });
+    this.redis.defineCommand('gatewayUsageBacklog', { numberOfKeys: 2, lua: BACKLOG_SCRIPT });
+    this.accounts = new AccountRegistry(redis, USAGE_ACCOUNTS);
   }
 
   /**
    * Usage recorded and not settled yet, and the age (Redis's clock minus the API's at recording) of
-   * the oldest of it, or null when none carries a recording time. One bounded script: for metrics.
+   * the oldest of it, or null when none carries a recording time. One bounded script per account
+   * listed as having recorded usage: for metrics.
    */
   async backlog(): Promise<{ count: number; oldestAgeMs: number | null }> {
-    const [count, oldestAgeMs] = await runScript<[number, number]>(
-      this.redis,
-      'gatewayUsageBacklog',
-      USAGE_INDEX,
-      String(BACKLOG_SAMPLE),
-      USAGE_PREFIX,
-    );
+    let count = 0;
+    let oldestAgeMs = -1;
+    const listed = await this.accounts.listed();
+    for (let start = 0; start < listed.length; start += ACCOUNTS_AT_ONCE) {
+      const replies = await Promise.all(
+        listed.slice(start, start + ACCOUNTS_AT_ONCE).map(({ accountId }) => {
+          const { usage, due } = usageKeys(accountId);
+          return runScript<[number, number]>(this.redis, 'gatewayUsageBacklog', usage, due, String(BACKLOG_SAMPLE));
+        }),
+      );
+      for (const [waiting, age] of replies) {
+        count += waiting;
+        oldestAgeMs = Math.max(oldestAgeMs, age);
+      }
+    }
     return { count, oldestAgeMs: oldestAgeMs < 0 ? null : oldestAgeMs };
   }
 
   /**
-   * Records a completion's usage beside its hold, in one write: durable as soon as it returns, and
-   * claimable by a settling worker at once.
+   * Records a completion's usage beside its hold: durable as soon as the script returns, and
+   * claimable by a settling worker at once. An account that had none waiting is then registered
+   * (after the record, never before: account-registry.ts); a failed registration fails the
+   * recording, which the recorder tries again (both steps are idempotent) or settles in Postgres.
    */
   async recordUsage(accountId: string, requestId: string, payload: string): Promise<void> {
-    await runScript(
-      this.redis,
-      'gatewayRecordUsage',
-      usageKey(accountId),
-      USAGE_INDEX,
-      requestId,
-      payload,
-      holdMember(accountId, requestId),
-    );
+    const { usage, due } = usageKeys(accountId);
+    const waiting = await runScript<number>(this.redis, 'gatewayRecordUsage', usage, due, requestId, payload);
+    if (waiting === 1) {
+      await this.accounts.register(accountId);
+    }
   }
 
   /** The payload recorded for a request and not settled yet, or null. */
   recordedUsage(accountId: string, requestId: string): Promise<string | null> {
-    return this.redis.hget(usageKey(accountId), requestId);
+    return this.redis.hget(usageKeys(accountId).usage, requestId);
   }
 
   /**
-   * Up to `limit` recorded usages (payload JSON) no other worker holds, now this caller's for
-   * `leaseMs`. Settling one closes it for good (releaseMany); otherwise it comes back.
+   * Up to about `limit` recorded usages (payload JSON) no other worker holds, now this caller's for
+   * `leaseMs`. Settling one closes it for good (releaseMany); otherwise it comes back. Claims from
+   * the registered accounts a few at a time, sharing what is left of `limit` among them, and
+   * deregisters those with nothing left at all.
    */
   async claimUsage(limit: number, leaseMs: number): Promise<string[]> {
-    return await runScript<string[]>(
+    const payloads: string[] = [];
+    let candidates = await this.accounts.listed();
+    while (payloads.length < limit && candidates.length > 0) {
+      const round = candidates.slice(0, ACCOUNTS_AT_ONCE);
+      const share = Math.ceil((limit - payloads.length) / round.length);
+      const replies = await Promise.all(round.map((account) => this.claimFrom(account, share, leaseMs)));
+      // An account that filled its share may have more: it stays a candidate for the next round.
+      const more = round.filter((_, index) => replies[index].length === share);
+      replies.forEach((claimed) => payloads.push(...claimed));
+      candidates = [...more, ...candidates.slice(ACCOUNTS_AT_ONCE)];
+    }
+    return payloads;
+  }
+
+  private async claimFrom(account: Listed, limit: number, leaseMs: number): Promise<string[]> {
+    const { usage, due, attempts } = usageKeys(account.accountId);
+    const [left, ...payloads] = await runScript<[number, ...string[]]>(
       this.redis,
       'gatewayClaimUsage',
-      USAGE_INDEX,
-      USAGE_ATTEMPTS,
+      usage,
+      due,
+      attempts,
       String(limit),
       String(leaseMs),
-      USAGE_PREFIX,
     );
+    if (left === 0) {
+      await this.accounts.deregister(account);
+    }
+    return payloads;
   }
 
   /**
@@ -110,32 +145,37 @@ export class UsageQueueService {
    * every 8 s at most, so its usage settles within seconds of the database coming back.
    */
   async retryLater(failed: RetriedUsage[], slowMs: number): Promise<number | null> {
-    if (failed.length === 0) {
-      return null;
-    }
-    const members = failed.flatMap(({ accountId, requestId, databaseUnavailable }) => [
-      holdMember(accountId, requestId),
-      String(500 + Math.floor(Math.random() * 501)),
-      databaseUnavailable ? '1' : '0',
-    ]);
-    const soonest = await runScript<number>(
-      this.redis,
-      'gatewayRetryLater',
-      USAGE_INDEX,
-      USAGE_ATTEMPTS,
-      String(RETRY_FIRST_MS),
-      String(RETRY_MAX_MS),
-      String(RETRY_FAST_ATTEMPTS),
-      String(slowMs),
-      ...members,
+    const byAccount = new Map<string, RetriedUsage[]>();
+    failed.forEach((usage) => byAccount.set(usage.accountId, [...(byAccount.get(usage.accountId) ?? []), usage]));
+    const delays = await Promise.all(
+      [...byAccount].map(([accountId, usages]) => {
+        const { due, attempts } = usageKeys(accountId);
+        const requests = usages.flatMap(({ requestId, databaseUnavailable }) => [
+          requestId,
+          String(500 + Math.floor(Math.random() * 501)),
+          databaseUnavailable ? '1' : '0',
+        ]);
+        return runScript<number>(
+          this.redis,
+          'gatewayRetryLater',
+          due,
+          attempts,
+          String(RETRY_FIRST_MS),
+          String(RETRY_MAX_MS),
+          String(RETRY_FAST_ATTEMPTS),
+          String(slowMs),
+          ...requests,
+        );
+      }),
     );
-    return soonest < 0 ? null : soonest;
+    const set = delays.filter((delay) => delay >= 0);
+    return set.length > 0 ? Math.min(...set) : null;
   }
 
   /** Whether a worker holds a live lease on a request's recorded usage (it is settling it now). */
   async isClaimed(accountId: string, requestId: string): Promise<boolean> {
     const [claimableAt, [seconds, micros]] = await Promise.all([
-      this.redis.zscore(USAGE_INDEX, holdMember(accountId, requestId)),
+      this.redis.zscore(usageKeys(accountId).due, requestId),
       this.redis.time(),
     ]);
     return claimableAt !== null && Number(claimableAt) > Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
@@ -155,21 +195,26 @@ export class UsageQueueService {
   }
 
   /**
-   * Closes settled holds and their recorded usage in one round trip, pushing each account's new
-   * balance and each key's settled spent.
+   * Closes settled holds and their recorded usage, pushing each account's new balance and each
+   * key's settled spent: one script per hold (each in its account's slot), sent together.
    */
   async releaseMany(items: SettledHold[]): Promise<void> {
-    const pipeline = this.redis.pipeline() as unknown as Record<string, (...args: string[]) => unknown> & {
-      exec(): Promise<[Error | null, unknown][] | null>;
-    };
-    for (const { accountId, requestId, snapshot, keySpent } of items) {
-      pipeline.gatewayRelease(...releaseArgs(accountId, requestId, snapshot, false, keySpent));
-    }
-    const results = await pipeline.exec();
-    const failed = results?.find(([error]) => error);
+    const results = await inOneWrite(this.redis, () =>
+      Promise.allSettled(
+        items.map(({ accountId, requestId, snapshot, keySpent }) =>
+          runScript(this.redis, 'gatewayRelease', ...releaseArgs(accountId, requestId, snapshot, false, keySpent)),
+        ),
+      ),
+    );
+    const failed = results.find((result) => result.status === 'rejected');
     if (failed) {
-      throw failed[0]!;
+      throw failed.reason;
     }
+  }
+
+  /** Lists again every account that has recorded usage (for a registration lost with its process). */
+  repairRegistry(): Promise<number> {
+    return this.accounts.repair(DUE_PATTERN);
   }
 }
 
@@ -189,13 +234,13 @@ function releaseArgs(
   unusedOnly = false,
   keySpent?: SettledHold['keySpent'],
 ): string[] {
+  const { usage, due, attempts } = usageKeys(accountId);
   return [
     ...holdKeys(accountId),
-    usageKey(accountId),
-    USAGE_INDEX,
-    USAGE_ATTEMPTS,
+    usage,
+    due,
+    attempts,
     requestId,
-    holdMember(accountId, requestId),
     snapshot?.balance.toString() ?? '',
     snapshot?.version.toString() ?? '',
     unusedOnly ? '1' : '0',

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { FastifyReply } from 'fastify';
-import Redis from 'ioredis';
 import { ApiKeyPrincipal } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { inOneWrite } from 'src/common/redis/one-write';
+import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { imageFamiliesOf } from 'src/modules/billing/image-families';
@@ -78,7 +78,7 @@ export class CompletionAdmission {
     private readonly requestLimiter: RequestRateLimiter,
     private readonly tokenLimiter: TokenRateLimiter,
     private readonly policy: RateLimitPolicy,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 

@@ -8,8 +8,8 @@ import {
 } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { FastifyReply } from 'fastify';
-import Redis from 'ioredis';
 import { PublicRoute } from 'src/common/decorators/auth.decorators';
+import { mastersOf, RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { ShutdownState } from 'src/modules/health/shutdown.state';
 import { DataSource } from 'typeorm';
@@ -44,7 +44,7 @@ class HealthDto {
 export class HealthController {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly shutdown: ShutdownState,
   ) {}
 
@@ -66,7 +66,8 @@ export class HealthController {
         () => 'ok' as const,
         () => 'failed' as const,
       ),
-      withTimeout(this.redis.ping(), 1000).then(
+      // Every master on a cluster: a request may need any account's slot.
+      withTimeout(pingMasters(this.redis), 1000).then(
         () => 'ok' as const,
         () => 'failed' as const,
       ),
@@ -80,4 +81,12 @@ export class HealthController {
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms))]);
+}
+
+async function pingMasters(redis: RedisClient): Promise<void> {
+  const masters = mastersOf(redis);
+  if (masters.length === 0) {
+    throw new Error('no Redis master known yet');
+  }
+  await Promise.all(masters.map((master) => master.ping()));
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import Redis from 'ioredis';
 import { workerMetrics } from 'src/common/metrics/worker-metrics';
+import { mastersOf, RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
 import { LEDGER_VERIFY_REPORT_KEY, parseLedgerVerifyReport } from 'src/modules/ledger/ledger-verify-report';
@@ -8,13 +8,13 @@ import { parseRedisPersistence } from 'src/modules/health/redis-persistence';
 
 /**
  * The worker's gauges that need a read, refreshed when Prometheus scrapes (never per job): the
- * settlement backlog and its oldest record (one bounded script), Redis's persistence (INFO) and the
+ * settlement backlog and its oldest record (one bounded script), Redis's persistence (INFO, of every master) and the
  * last recorded ledger verification (one GET). Three round trips to Redis, nothing from Postgres.
  */
 @Injectable()
 export class WorkerGauges {
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly usage: UsageQueueService,
   ) {}
 
@@ -36,14 +36,15 @@ export class WorkerGauges {
   private async read(): Promise<void> {
     const [backlog, persistence, verification] = await Promise.all([
       this.usage.backlog(),
-      this.redis.info('persistence'),
+      // Every master's: on a cluster each keeps its own slots' holds and usage.
+      Promise.all(mastersOf(this.redis).map((node) => node.info('persistence'))),
       this.redis.get(LEDGER_VERIFY_REPORT_KEY),
     ]);
     workerMetrics.settlementBacklog.set(backlog.count);
     workerMetrics.oldestUnsettledSeconds.set(backlog.count > 0 ? (backlog.oldestAgeMs ?? 0) / 1000 : 0);
-    const { aofEnabled, ok } = parseRedisPersistence(persistence);
-    workerMetrics.redisAofEnabled.set(aofEnabled ? 1 : 0);
-    workerMetrics.redisPersistenceOk.set(ok ? 1 : 0);
+    const masters = persistence.map(parseRedisPersistence);
+    workerMetrics.redisAofEnabled.set(masters.length > 0 && masters.every(({ aofEnabled }) => aofEnabled) ? 1 : 0);
+    workerMetrics.redisPersistenceOk.set(masters.every(({ ok }) => ok) ? 1 : 0);
     const report = parseLedgerVerifyReport(verification);
     workerMetrics.ledgerVerifyMismatches.set(report?.mismatches ?? 0);
     workerMetrics.ledgerVerifyLastRun.set(report ? report.finishedAtMs / 1000 : 0);

@@ -1,39 +1,31 @@
 import { Inject, Injectable } from '@nestjs/common';
-import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger';
+import { AccountRegistry } from 'src/common/redis/account-registry';
+import { inOneWrite } from 'src/common/redis/one-write';
+import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { runScript } from 'src/common/redis/run-script';
 import {
-  CHECK_EPOCH_SCRIPT,
+  balanceKeys,
+  HOLD_ACCOUNTS,
+  holdKeys,
+  keySpendField,
+  OPENED_PATTERN,
+} from 'src/modules/ledger/balance-gate.keys';
+import {
   HOLD_SCRIPT,
-  KEY_SPEND_PREFIX,
   RESYNC_SCRIPT,
   STALE_HOLDS_SCRIPT,
   SYNC_KEY_SCRIPT,
   SYNC_SCRIPT,
 } from 'src/modules/ledger/balance-gate.scripts';
 
-const SNAPSHOT_PREFIX = 'gw:bal:';
-const snapshotKey = (accountId: string) => `${SNAPSHOT_PREFIX}${accountId}`;
-const holdsKey = (accountId: string) => `gw:holds:${accountId}`;
-const HOLD_INDEX = 'gw:holds:index';
-const EPOCH_KEY = 'gw:epoch';
-/** A key's snapshot: what it spent (settled) and its open holds. */
-export const keySpendKey = (keyId: string) => `${KEY_SPEND_PREFIX}${keyId}`;
+export { holdKeys, keySpendField };
 
-/**
- * The keys of an account's holds, in the order the scripts take them (HOLD_SCRIPT, and billing's
- * scripts that close a hold with CLOSE_HOLD and SYNC_SNAPSHOT): its snapshot, its holds, the index
- * of all holds, the epoch.
- */
-export function holdKeys(accountId: string): [string, string, string, string] {
-  return [snapshotKey(accountId), holdsKey(accountId), HOLD_INDEX, EPOCH_KEY];
-}
-
-/** A hold's (and its recorded usage's) member in the indexes of all holds and of all recorded usage. */
-export const holdMember = (accountId: string, requestId: string) => `${accountId}:${requestId}`;
+/** Accounts whose stale holds are read at once by the sweeper. */
+const ACCOUNTS_AT_ONCE = 32;
 
 export type HoldResult =
   | { outcome: 'held' }
@@ -72,28 +64,32 @@ const EPOCH_WAIT_MS = 2_000;
  * The admission side of billing: an account's spendable balance as Redis sees it, and atomic holds
  * against it. Postgres stays the book of record; settlement pushes each new balance here, and a
  * version number keeps an older push from overwriting a newer one. Snapshots are stamped with the
- * Redis epoch, which changes whenever Redis restarts, so a Redis that comes back older than Postgres
- * (an AOF behind, a restored copy) has every balance reloaded instead of trusted. A hold is closed
- * beside the usage recorded for it (billing's UsageQueueService), with the keys of holdKeys.
+ * account's epoch, which changes whenever the Redis server holding the account restarts, so a Redis
+ * that comes back older than Postgres (an AOF behind, a restored copy) has its balances reloaded
+ * instead of trusted. A hold is closed beside the usage recorded for it (billing's
+ * UsageQueueService), with the keys of holdKeys. Every key is in the account's slot
+ * (balance-gate.keys.ts), so this runs on a Redis Cluster as on one Redis.
  */
 @Injectable()
 export class BalanceGateService {
-  /** Whether this connection's epoch check is done: admissions wait for it only just after a (re)connect. */
+  /** Whether this connection's check is done: admissions wait for it only just after a (re)connect. */
   private epochChecked = false;
   private epochWaiters: (() => void)[] = [];
   private connection = 0;
+  /** Accounts that may have open holds, for the sweeper (account-registry.ts). */
+  private readonly holdAccounts: AccountRegistry;
 
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.redis.defineCommand('gatewayHold', { numberOfKeys: 5, lua: HOLD_SCRIPT });
     this.redis.defineCommand('gatewaySync', { numberOfKeys: 2, lua: SYNC_SCRIPT });
     this.redis.defineCommand('gatewaySyncKeySpent', { numberOfKeys: 2, lua: SYNC_KEY_SCRIPT });
-    this.redis.defineCommand('gatewayResync', { numberOfKeys: 1, lua: RESYNC_SCRIPT });
-    this.redis.defineCommand('gatewayCheckEpoch', { numberOfKeys: 1, lua: CHECK_EPOCH_SCRIPT });
-    this.redis.defineCommand('gatewayStaleHolds', { numberOfKeys: 1, lua: STALE_HOLDS_SCRIPT });
-    // Each (re)connection may reach a restarted Redis: checked before the first admission on it.
+    this.redis.defineCommand('gatewayResync', { numberOfKeys: 2, lua: RESYNC_SCRIPT });
+    this.redis.defineCommand('gatewayStaleHolds', { numberOfKeys: 2, lua: STALE_HOLDS_SCRIPT });
+    this.holdAccounts = new AccountRegistry(redis, HOLD_ACCOUNTS);
+    // Each (re)connection is checked before the first admission on it (a bounded wait, see hold).
     this.redis.on('ready', () => this.startEpochCheck());
     this.redis.on('close', () => {
       this.epochChecked = false;
@@ -112,20 +108,25 @@ export class BalanceGateService {
     if (!this.epochChecked) {
       await this.epochReady();
     }
-    const [status, available] = await runScript<[number, string]>(
+    const [status, available, first] = await runScript<[number, string, number]>(
       this.redis,
       'gatewayHold',
       ...holdKeys(accountId),
-      keySpendKey(key.id),
       requestId,
       amount.toString(),
-      holdMember(accountId, requestId),
       randomUUID(),
       key.id,
       key.spendLimit?.toString() ?? '',
     );
     switch (status) {
       case 1:
+        if (first === 1) {
+          // After the hold, never before (account-registry.ts). Not awaited: a lost registration only
+          // delays the sweep of this hold, should it ever be orphaned, until the registry's repair.
+          this.holdAccounts.register(accountId).catch((error: Error) => {
+            this.logger.warn({ err: error.message, accountId }, 'could not register an account with open holds');
+          });
+        }
         return { outcome: 'held' };
       case 0:
         return { outcome: 'insufficient', available: BigInt(available) };
@@ -142,17 +143,19 @@ export class BalanceGateService {
   }
 
   /** Records a key's spent read from Postgres, unless Redis already has a higher one of this epoch. */
-  async syncKeySpent(keyId: string, spent: bigint): Promise<void> {
-    await runScript(this.redis, 'gatewaySyncKeySpent', keySpendKey(keyId), EPOCH_KEY, spent.toString(), randomUUID());
+  async syncKeySpent(accountId: string, keyId: string, spent: bigint): Promise<void> {
+    const { keySpend, epoch } = balanceKeys(accountId);
+    await runScript(this.redis, 'gatewaySyncKeySpent', keySpend, epoch, keyId, spent.toString(), randomUUID());
   }
 
   /** Records a balance read from Postgres, unless Redis already has a newer one of this epoch. */
   async sync(accountId: string, snapshot: BalanceSnapshot): Promise<void> {
+    const { snapshot: snapshotKey, epoch } = balanceKeys(accountId);
     await runScript(
       this.redis,
       'gatewaySync',
-      snapshotKey(accountId),
-      EPOCH_KEY,
+      snapshotKey,
+      epoch,
       snapshot.balance.toString(),
       snapshot.version.toString(),
       randomUUID(),
@@ -161,35 +164,69 @@ export class BalanceGateService {
 
   /**
    * Pushes balances read from Postgres to the accounts whose Redis snapshot is older (a push that
-   * failed), in one round trip; accounts with no snapshot are left to load on admission. Returns
-   * how many were behind.
+   * failed), one script per account (each in its own slot), sent together; accounts with no
+   * snapshot are left to load on admission. Returns how many were behind.
    */
   async resync(snapshots: Map<string, BalanceSnapshot>): Promise<number> {
     if (snapshots.size === 0) {
       return 0;
     }
-    const args = [...snapshots].flatMap(([accountId, { balance, version }]) => [
-      accountId,
-      balance.toString(),
-      version.toString(),
-    ]);
-    return await runScript<number>(this.redis, 'gatewayResync', EPOCH_KEY, SNAPSHOT_PREFIX, randomUUID(), ...args);
+    const behind = await inOneWrite(this.redis, () =>
+      Promise.all(
+        [...snapshots].map(([accountId, { balance, version }]) => {
+          const { snapshot, epoch } = balanceKeys(accountId);
+          return runScript<number>(
+            this.redis,
+            'gatewayResync',
+            snapshot,
+            epoch,
+            balance.toString(),
+            version.toString(),
+            randomUUID(),
+          );
+        }),
+      ),
+    );
+    return behind.reduce((sum, one) => sum + one, 0);
   }
 
-  /** Holds opened more than `olderThanMs` ago by Redis's clock, as [accountId, requestId]. */
+  /**
+   * Holds opened more than `olderThanMs` ago by Redis's clock, as [accountId, requestId], the
+   * oldest first, from `offset`. Reads every account the registry lists (those that may have open
+   * holds) and deregisters the ones that have none left.
+   */
   async staleHolds(olderThanMs: number, limit: number, offset = 0): Promise<[string, string][]> {
-    const members = await runScript<string[]>(
-      this.redis,
-      'gatewayStaleHolds',
-      HOLD_INDEX,
-      String(olderThanMs),
-      String(offset),
-      String(limit),
-    );
-    return members.map((member) => {
-      const separator = member.indexOf(':');
-      return [member.slice(0, separator), member.slice(separator + 1)];
-    });
+    const listed = await this.holdAccounts.listed();
+    const stale: { accountId: string; requestId: string; openedAt: number }[] = [];
+    for (let start = 0; start < listed.length; start += ACCOUNTS_AT_ONCE) {
+      const chunk = listed.slice(start, start + ACCOUNTS_AT_ONCE);
+      const replies = await Promise.all(
+        chunk.map(({ accountId }) => {
+          const { opened, holds } = balanceKeys(accountId);
+          return runScript<[number, ...string[]]>(this.redis, 'gatewayStaleHolds', opened, holds, String(olderThanMs));
+        }),
+      );
+      await Promise.all(
+        replies.map(async ([open, ...flat], index) => {
+          const account = chunk[index];
+          if (open === 0) {
+            await this.holdAccounts.deregister(account);
+          }
+          for (let at = 0; at < flat.length; at += 2) {
+            stale.push({ accountId: account.accountId, requestId: flat[at], openedAt: Number(flat[at + 1]) });
+          }
+        }),
+      );
+    }
+    return stale
+      .sort((a, b) => a.openedAt - b.openedAt)
+      .slice(offset, offset + limit)
+      .map(({ accountId, requestId }) => [accountId, requestId]);
+  }
+
+  /** Lists again every account that has open holds (for a registration lost with its process). */
+  repairHoldRegistry(): Promise<number> {
+    return this.holdAccounts.repair(OPENED_PATTERN);
   }
 
   /**
@@ -198,15 +235,17 @@ export class BalanceGateService {
    * its concurrency cap of them; the limit bounds the answer anyway.
    */
   async openHolds(accountId: string, limit: number): Promise<OpenHold[]> {
-    const [, holds] = holdKeys(accountId);
-    const entries = Object.entries(await this.redis.hgetall(holds)).slice(0, limit);
-    const pipeline = this.redis.pipeline();
-    entries.forEach(([requestId]) => pipeline.zscore(HOLD_INDEX, holdMember(accountId, requestId)));
-    const openedAt = entries.length > 0 ? ((await pipeline.exec()) ?? []) : [];
-    return entries
-      .map(([requestId, value], index) => {
+    const { holds, opened } = balanceKeys(accountId);
+    const [all, flat] = await Promise.all([this.redis.hgetall(holds), this.redis.zrange(opened, 0, -1, 'WITHSCORES')]);
+    const openedAt = new Map<string, string>();
+    for (let at = 0; at < flat.length; at += 2) {
+      openedAt.set(flat[at], flat[at + 1]);
+    }
+    return Object.entries(all)
+      .slice(0, limit)
+      .map(([requestId, value]) => {
         const [amount, keyId] = value.split(':');
-        const score = openedAt[index]?.[1] as string | null | undefined;
+        const score = openedAt.get(requestId);
         return {
           requestId,
           keyId: keyId || null,
@@ -218,7 +257,7 @@ export class BalanceGateService {
   }
 
   async reserved(accountId: string): Promise<bigint> {
-    return BigInt((await this.redis.hget(snapshotKey(accountId), 'reserved')) ?? '0');
+    return BigInt((await this.redis.hget(balanceKeys(accountId).snapshot, 'reserved')) ?? '0');
   }
 
   /** Waits (boundedly) for the epoch check of a connection that is being made or was just made. */
@@ -250,18 +289,17 @@ export class BalanceGateService {
     });
   }
 
-  /** A new epoch if Redis restarted since the current one was made (see CHECK_EPOCH_SCRIPT). */
+  /**
+   * That the connection answers. Epochs are each account's own (HOLD_SCRIPT stamps them with the
+   * run id of the server holding the account): a restarted server is noticed by the first hold of
+   * each account on it, not here.
+   */
   private async checkEpoch(): Promise<void> {
     try {
-      const info = await this.redis.info('server');
-      const runId = /^run_id:(\w+)/m.exec(info)?.[1] ?? randomUUID();
-      const rotated = await runScript<number>(this.redis, 'gatewayCheckEpoch', EPOCH_KEY, runId, randomUUID());
-      if (rotated === 1) {
-        this.logger.warn('new Redis epoch (first start, or Redis restarted): balance snapshots reload from Postgres');
-      }
+      await this.redis.ping();
     } catch (error) {
-      // Admissions go on against the current epoch; the next reconnection checks again.
-      this.logger.error({ err: (error as Error).message }, 'could not check the Redis epoch');
+      // Admissions go on; the next reconnection checks again.
+      this.logger.error({ err: (error as Error).message }, 'could not check the Redis connection');
     }
   }
 }

@@ -1,9 +1,8 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { JobsOptions, Queue, QueueEvents } from 'bullmq';
-import Redis from 'ioredis';
+import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
-import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { EvidencePayload, PaymentJob, PaymentJobPayloads, QueueName } from 'src/common/queue/queue.constants';
 
 /** A confirmation that cannot commit (Postgres away) is retried this often before the job fails. */
@@ -41,8 +40,7 @@ export class PaymentJobs implements OnModuleDestroy {
 
   constructor(
     @InjectQueue(QueueName.Payments) private readonly queue: Queue,
-    @Inject(REDIS) private readonly redis: Redis,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(REDIS) private readonly redis: RedisClient,
   ) {
     // Each wait listens on the queue (and on the events) until its job ends or its time is up: a
     // wallet's burst of duplicate notifications is many listeners at once, not a leak to warn of.
@@ -99,7 +97,7 @@ export class PaymentJobs implements OnModuleDestroy {
   private async openQueueEvents(): Promise<QueueEvents> {
     const [last] = await this.redis.xrevrange(this.queue.keys.events, '+', '-', 'COUNT', 1);
     const events = new QueueEvents(this.queue.name, {
-      connection: { url: this.config.redisUrl },
+      connection: this.queue.opts.connection,
       prefix: this.queue.opts.prefix,
       lastEventId: last?.[0] ?? '0-0',
     });

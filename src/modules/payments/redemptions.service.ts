@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { formatUsd, parseUsd } from 'src/common/money/money';
+import { domainSlot } from 'src/common/redis/key-slots';
 import { throttleAddress } from 'src/modules/auth/client-address';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
 import { RedemptionBatchCreateDto, RedemptionBatchDto } from 'src/modules/payments/dto/redemption.dto';
@@ -110,8 +111,9 @@ export class RedemptionsService {
   /** Tries per account and per client address. */
   private admit(accountId: string, ip: string): Promise<void> {
     const windows = [
-      { key: `gw:redeem:account:${accountId}`, limit: TRIES_PER_ACCOUNT },
-      { key: `gw:redeem:ip:${throttleAddress(ip)}`, limit: TRIES_PER_ADDRESS },
+      // One slot for both windows (key-slots.ts): one script counts the try in each.
+      { key: `${domainSlot('redeem')}:account:${accountId}`, limit: TRIES_PER_ACCOUNT },
+      { key: `${domainSlot('redeem')}:ip:${throttleAddress(ip)}`, limit: TRIES_PER_ADDRESS },
     ];
     return this.throttle.admit(windows, 'redemption attempts');
   }

@@ -5,6 +5,7 @@ import { Cursor, decodeCursor, encodeCursor } from 'src/common/http/cursor';
 import { LOGGER } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
 import { formatUsd } from 'src/common/money/money';
+import { accountSlot } from 'src/common/redis/key-slots';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import {
   AdminTopupDto,
@@ -102,7 +103,7 @@ export class TopupsService {
     }
     // One clock for both, so the order shows exactly the operator's TTL between them.
     const createdAt = new Date();
-    await this.throttle.admit([{ key: `gw:topup:account:${accountId}`, limit: ORDERS_PER_MINUTE }], 'top-up orders');
+    await this.throttle.admit([{ key: `${accountSlot(accountId)}:topup`, limit: ORDERS_PER_MINUTE }], 'top-up orders');
     const order = await this.createWithinCap({
       accountId,
       currency: 'CNY',
@@ -145,7 +146,7 @@ export class TopupsService {
   /** No wallet to call and nothing to poll: the chain's watcher credits the transfer whenever it comes. */
   private async createUsdt(accountId: string, dto: TopupCreateDto): Promise<TopupDto> {
     const plan = await this.usdt.plan(accountId, dto, await this.settings.current());
-    await this.throttle.admit([{ key: `gw:topup:account:${accountId}`, limit: ORDERS_PER_MINUTE }], 'top-up orders');
+    await this.throttle.admit([{ key: `${accountSlot(accountId)}:topup`, limit: ORDERS_PER_MINUTE }], 'top-up orders');
     const order = await this.createWithinCap(plan.order);
     order.instructions = { ...plan.instructions };
     await this.orders.setInstructions(order.id, order.instructions);

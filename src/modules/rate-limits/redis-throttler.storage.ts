@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ThrottlerStorage } from '@nestjs/throttler';
 import { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
-import Redis from 'ioredis';
+import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { runScript } from 'src/common/redis/run-script';
 
@@ -42,7 +42,7 @@ export interface WindowsRecord {
 /** @nestjs/throttler's storage on Redis: one atomic script per check, shared by every API process. */
 @Injectable()
 export class RedisThrottlerStorage implements ThrottlerStorage {
-  constructor(@Inject(REDIS) private readonly redis: Redis) {
+  constructor(@Inject(REDIS) private readonly redis: RedisClient) {
     this.redis.defineCommand('gatewayThrottle', { lua: INCREMENT_SCRIPT });
   }
 

@@ -4,6 +4,7 @@ import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { LimiterFailurePolicy } from 'src/modules/rate-limits/limiter-failure.policy';
 import { EffectiveLimits } from 'src/modules/rate-limits/rate-limit-policy.service';
 import { rateLimitExceeded, resetIn } from 'src/modules/rate-limits/rate-limit.errors';
+import { requestWindowKey } from 'src/modules/rate-limits/rate-limit.keys';
 import { RedisThrottlerStorage, Window } from 'src/modules/rate-limits/redis-throttler.storage';
 
 /** Who a request is counted for: its account on its model, and its end user (the body's `user`) if it named one. */
@@ -42,9 +43,9 @@ export class RequestRateLimiter {
   ): Promise<void> {
     const { accountId, modelId: model, user } = scope;
     // The account's window on the model first, then the end user's when the operator limits end users.
-    const windows: Window[] = [{ key: `gw:rl:${accountId}:${model}`, limit: limits.rpm }];
+    const windows: Window[] = [{ key: requestWindowKey(accountId, model), limit: limits.rpm }];
     if (user && limits.endUserRpm) {
-      windows.push({ key: `gw:rl:${accountId}:${model}:u:${user}`, limit: limits.endUserRpm });
+      windows.push({ key: requestWindowKey(accountId, model, user), limit: limits.endUserRpm });
     }
     const ttl = this.config.rateLimits.windowMs;
     const record = await this.failures.check(() => this.storage.incrementWindows(windows, ttl), null);

@@ -1,15 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
-import Redis from 'ioredis';
 import { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { metrics } from 'src/common/metrics/metrics';
+import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { runScript } from 'src/common/redis/run-script';
 import { LimiterFailurePolicy } from 'src/modules/rate-limits/limiter-failure.policy';
 import { EffectiveLimits } from 'src/modules/rate-limits/rate-limit-policy.service';
 import { LimitScope } from 'src/modules/rate-limits/request-rate-limiter.service';
 import { rateLimitExceeded, resetIn } from 'src/modules/rate-limits/rate-limit.errors';
+import { tokenWindowKey } from 'src/modules/rate-limits/rate-limit.keys';
 
 // Windows are aligned to the minute, so the correction at the end of a request finds the very
 // window its admission counted in (the key names it). KEYS: account window, optional end-user window.
@@ -48,7 +49,7 @@ export interface TokenAdmission {
 @Injectable()
 export class TokenRateLimiter {
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly failures: LimiterFailurePolicy,
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -71,9 +72,9 @@ export class TokenRateLimiter {
     const windowMs = this.config.rateLimits.windowMs;
     const window = Math.floor(now / windowMs);
     const resetMs = (window + 1) * windowMs - now;
-    const accountKey = `gw:tpm:${limits.accountId}:${limits.modelId}:${window}`;
+    const accountKey = tokenWindowKey(limits.accountId, limits.modelId, window);
     const endUserKey = limits.endUser
-      ? `gw:tpm:${limits.accountId}:${limits.modelId}:u:${limits.endUser.id}:${window}`
+      ? tokenWindowKey(limits.accountId, limits.modelId, window, limits.endUser.id)
       : '';
     const keys = endUserKey ? [accountKey, endUserKey] : [accountKey];
     const result = await this.failures.check(async () => {

@@ -1,10 +1,11 @@
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
 import { InvalidationBus, InvalidationTopic } from 'src/common/redis/invalidation-bus';
+import { domainSlot } from 'src/common/redis/key-slots';
+import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { runScript } from 'src/common/redis/run-script';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
@@ -25,10 +26,14 @@ import {
 } from 'src/modules/channels/health/breaker-policy';
 import { BREAKER_CAS_SCRIPT, RELEASE_PROBE_SCRIPT } from 'src/modules/channels/health/breaker.scripts';
 
-const KEY = (channelId: string) => `gw:breaker:${channelId}`;
-const PROBE_KEY = (channelId: string) => `gw:breaker:${channelId}:probe`;
+// Every breaker key in one slot (key-slots.ts): a change of state writes the channel's hash and the
+// set of tracked channels in one script, and a refresh reads every tracked channel in one pipeline.
+// Channels are few and their breakers change rarely: one slot carries them.
+const BREAKER_SLOT = domainSlot('breaker');
+const KEY = (channelId: string) => `${BREAKER_SLOT}:${channelId}`;
+const PROBE_KEY = (channelId: string) => `${BREAKER_SLOT}:${channelId}:probe`;
 /** Channels whose breaker is not plainly closed: the only ones a process needs to read on refresh. */
-const TRACKED_KEY = 'gw:breaker:tracked';
+const TRACKED_KEY = `${BREAKER_SLOT}:tracked`;
 // Pub/sub carries every change at once; the periodic read only repairs a missed message.
 const REFRESH_INTERVAL_MS = 5_000;
 // A success is written (lastOkAt, for the health view) at most this often per channel and process.
@@ -60,7 +65,7 @@ export class ChannelBreaker implements OnModuleInit, OnModuleDestroy {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly bus: InvalidationBus,
     private readonly channels: ChannelsRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
