@@ -19,6 +19,34 @@ const withDatabase = {
   setupFiles: ['<rootDir>/test/support/test-database.guard.ts'],
 };
 
+/**
+ * The billing, rate-limit and payment suites again, on a three-master Redis Cluster the project's
+ * setup starts for the run (cluster-global-setup.ts), plus the cluster's own specs. Only with
+ * GATEWAY_TEST_CLUSTER=1 (`npm run test:cluster`): `npm test` runs every listed project, and this
+ * one repeats suites it already ran.
+ */
+const cluster = {
+  ...common,
+  displayName: 'cluster',
+  globalSetup: '<rootDir>/test/support/cluster-global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/cluster-global-teardown.ts',
+  setupFiles: withDatabase.setupFiles,
+  testMatch: [
+    '<rootDir>/test/cluster/**/*.cluster-spec.ts',
+    ...[
+      'integration/usage-queue.integration-spec.ts',
+      'integration/settlement.integration-spec.ts',
+      'e2e/billing-smoke.e2e-spec.ts',
+      'e2e/billing-charges.e2e-spec.ts',
+      'e2e/billing-concurrency.e2e-spec.ts',
+      'e2e/rate-limits-window.e2e-spec.ts',
+      'e2e/rate-limits-tokens.e2e-spec.ts',
+      'e2e/payments-smoke.e2e-spec.ts',
+      'e2e/payments-redemptions.e2e-spec.ts',
+    ].map((suite) => `<rootDir>/test/${suite}`),
+  ],
+};
+
 module.exports = {
   testTimeout: 30000,
   projects: [
@@ -36,5 +64,6 @@ module.exports = {
     // Repositories and services on the run's fresh Postgres (and Redis), without the HTTP app.
     { ...common, ...withDatabase, displayName: 'integration', testMatch: ['<rootDir>/test/**/*.integration-spec.ts'] },
     { ...common, ...withDatabase, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
+    ...(process.env.GATEWAY_TEST_CLUSTER === '1' ? [cluster] : []),
   ],
 };

@@ -11,7 +11,9 @@ const REDIS_BASE = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /**
  * Each run gets its own fresh database, migrated with the real migrations, and an empty Redis db
- * index. Test files refuse a DATABASE_URL whose database name lacks "test" (test-database.guard.ts).
+ * index, or, in the cluster project, the Redis Cluster its setup started for it
+ * (TEST_REDIS_CLUSTER_URL; cluster-global-setup.ts). Test files refuse a DATABASE_URL whose
+ * database name lacks "test" (test-database.guard.ts).
  */
 export default async function globalSetup(): Promise<void> {
   const database = `gateway_test_${Date.now()}_${process.pid}`;
@@ -27,7 +29,7 @@ export default async function globalSetup(): Promise<void> {
 
   process.env.NODE_ENV = 'test';
   process.env.DATABASE_URL = databaseUrl;
-  process.env.REDIS_URL = `${REDIS_BASE}/${await claimEmptyRedisDb()}`;
+  process.env.REDIS_URL = process.env.TEST_REDIS_CLUSTER_URL ?? `${REDIS_BASE}/${await claimEmptyRedisDb()}`;
   process.env.ADMIN_TOKEN = 'test-admin-token-0123456789';
   // Every test registers its customers from 127.0.0.1; the files that test the sign-in throttles set their own limits.
   process.env.AUTH_ATTEMPTS_PER_IP ??= '1000000';

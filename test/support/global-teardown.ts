@@ -9,7 +9,8 @@ export default async function globalTeardown(): Promise<void> {
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
   await admin.end();
-  if (process.env.REDIS_URL) {
+  // A cluster of the run's own is stopped whole by its teardown (cluster-global-teardown.ts).
+  if (process.env.REDIS_URL && !process.env.TEST_REDIS_CLUSTER_URL) {
     const redis = new Redis(process.env.REDIS_URL);
     await redis.flushdb();
     await redis.quit();
