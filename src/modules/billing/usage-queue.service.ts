@@ -83,10 +83,18 @@ export class UsageQueueService {
    * claimable by a settling worker at once. An account that had none waiting is then registered
    * (after the record, never before: account-registry.ts); a failed registration fails the
    * recording, which the recorder tries again (both steps are idempotent) or settles in Postgres.
+   * A recording that failed may still have run (its reply was lost): the account is registered
+   * then too, after the failure, so a worker finds such a record and closes it.
    */
   async recordUsage(accountId: string, requestId: string, payload: string): Promise<void> {
     const { usage, due } = usageKeys(accountId);
-    const waiting = await runScript<number>(this.redis, 'gatewayRecordUsage', usage, due, requestId, payload);
+    let waiting: number;
+    try {
+      waiting = await runScript<number>(this.redis, 'gatewayRecordUsage', usage, due, requestId, payload);
+    } catch (error) {
+      await this.accounts.register(accountId).catch(() => undefined);
+      throw error;
+    }
     if (waiting === 1) {
       await this.accounts.register(accountId);
     }
