@@ -34,11 +34,14 @@ const cluster = {
   testMatch: [
     '<rootDir>/test/cluster/**/*.cluster-spec.ts',
     ...[
+      'integration/account-registry.integration-spec.ts',
       'integration/usage-queue.integration-spec.ts',
       'integration/settlement.integration-spec.ts',
       'e2e/billing-smoke.e2e-spec.ts',
       'e2e/billing-charges.e2e-spec.ts',
       'e2e/billing-concurrency.e2e-spec.ts',
+      'e2e/billing-faults.e2e-spec.ts',
+      'e2e/console-key-controls.e2e-spec.ts',
       'e2e/rate-limits-window.e2e-spec.ts',
       'e2e/rate-limits-tokens.e2e-spec.ts',
       'e2e/payments-smoke.e2e-spec.ts',

@@ -82,7 +82,10 @@ async function stopServer(server: ChildProcess): Promise<void> {
   }
   const exited = new Promise((resolve) => server.once('exit', resolve));
   server.kill('SIGTERM');
-  await Promise.race([exited, sleep(5_000).then(() => server.kill('SIGKILL'))]);
+  // Unref'd: a server that stops at once must not keep the test run alive for the rest of the wait.
+  const stubborn = setTimeout(() => server.kill('SIGKILL'), 5_000).unref();
+  await exited;
+  clearTimeout(stubborn);
 }
 
 async function cli(port: number, ...args: string[]): Promise<string> {
