@@ -22,6 +22,8 @@ const RETRY_MAX_MS = 8_000;
 const BACKLOG_SAMPLE = 500;
 /** Past this many failed attempts (about 2.5 minutes of them), a usage is tried once per lease only. */
 const RETRY_FAST_ATTEMPTS = 24;
+/** Recordings remembered at most for a registration their retry must make (see recordUsage). */
+const MAX_UNLISTED = 10_000;
 /** Accounts claimed from (or read for the metrics) at once; each is one script in its own slot. */
 const ACCOUNTS_AT_ONCE = 16;
 
@@ -44,6 +46,11 @@ export interface RetriedUsage {
 export class UsageQueueService {
   /** Accounts that may have recorded usage: where workers claim from. */
   private readonly accounts: AccountRegistry;
+  /**
+   * Recordings of this process whose account's registration failed: their retry registers it
+   * whatever else the account has waiting by then. Few, and each leaves once a retry registers it.
+   */
+  private readonly unlisted = new Set<string>();
 
   constructor(@Inject(REDIS) private readonly redis: RedisClient) {
     this.redis.defineCommand('gatewayRelease', { numberOfKeys: 8, lua: RELEASE_SCRIPT });
@@ -82,9 +89,10 @@ export class UsageQueueService {
    * Records a completion's usage beside its hold: durable as soon as the script returns, and
    * claimable by a settling worker at once. An account that had none waiting is then registered
    * (after the record, never before: account-registry.ts); a failed registration fails the
-   * recording, which the recorder tries again (both steps are idempotent) or settles in Postgres.
-   * A recording that failed may still have run (its reply was lost): the account is registered
-   * then too, after the failure, so a worker finds such a record and closes it.
+   * recording, which the recorder tries again (both steps are idempotent), registering then
+   * whatever the account has waiting, or settles in Postgres. A recording that failed may still
+   * have run (its reply was lost): the account is registered then too, after the failure, so a
+   * worker finds such a record and closes it.
    */
   async recordUsage(accountId: string, requestId: string, payload: string): Promise<void> {
     const { usage, due } = usageKeys(accountId);
@@ -92,11 +100,25 @@ export class UsageQueueService {
     try {
       waiting = await runScript<number>(this.redis, 'gatewayRecordUsage', usage, due, requestId, payload);
     } catch (error) {
-      await this.accounts.register(accountId).catch(() => undefined);
+      await this.register(accountId, requestId).catch(() => undefined);
       throw error;
     }
-    if (waiting === 1) {
+    if (waiting === 1 || this.unlisted.has(requestId)) {
+      await this.register(accountId, requestId);
+    }
+  }
+
+  /** Registers the account of a recording; remembers the recording while that fails, for its retry. */
+  private async register(accountId: string, requestId: string): Promise<void> {
+    try {
       await this.accounts.register(accountId);
+      this.unlisted.delete(requestId);
+    } catch (error) {
+      // Bounded: past it (a long outage), the workers' repair lists what a retry would have.
+      if (this.unlisted.size < MAX_UNLISTED) {
+        this.unlisted.add(requestId);
+      }
+      throw error;
     }
   }
 
