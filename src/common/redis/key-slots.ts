@@ -17,7 +17,10 @@
 /** The prefix of every key of one account's slot. */
 export const accountSlot = (accountId: string): string => `gw:{${accountId}}`;
 
-/** The account whose slot `key` is in (the inverse of accountSlot), or null for other keys. */
+/**
+ * The account whose slot `key` is in (the inverse of accountSlot); null for the global slot. Meant
+ * for account keys (the registries' repair matches only those): a domain key gives its domain.
+ */
 export function accountOfKey(key: string): string | null {
   const match = /^gw:\{([^}]+)\}:/.exec(key);
   return match && match[1] !== GLOBAL_TAG ? match[1] : null;

@@ -46,6 +46,8 @@ export function inOneWrite<T>(redis: RedisClient, issue: () => T): T {
  * operating system: at the turn's check phase when inOneWrite holds them back, at once otherwise
  * (ioredis wrote them as they were called). Code that must not act before a command has left the
  * process (an answer's last bytes after its usage record) waits for this, not for Redis's reply.
+ * On a cluster at once: inOneWrite holds nothing back there, and a node's connection writes a
+ * command as it is called.
  */
 export function writeOfTurn(redis: RedisClient): Promise<void> {
   return isCluster(redis) ? Promise.resolve() : (writeOfThisTurn.get(redis) ?? Promise.resolve());
