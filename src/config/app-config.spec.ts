@@ -1,5 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { ConfigError, DEFAULT_HOLD_SWEEP_AGE_MS, loadConfig, loadDatabaseConfig } from 'src/config/app-config';
+import {
+  ConfigError,
+  DEFAULT_HOLD_SWEEP_AGE_MS,
+  loadConfig,
+  loadDatabaseConfig,
+  loadRedisTarget,
+} from 'src/config/app-config';
 
 const secrets = () => ({
   JWT_SECRET: randomBytes(48).toString('base64'),
@@ -84,6 +90,28 @@ describe('CORS origins', () => {
     ['V1_CORS_ORIGINS', 'null'],
   ])('should refuse %s=%p naming the variable', (variable, value) => {
     expect(() => load({ [variable]: value })).toThrow(new RegExp(`^Invalid environment variable ${variable}`));
+  });
+});
+
+describe('loadConfig: Redis', () => {
+  it('should connect to a Redis Cluster named by REDIS_URL or by REDIS_CLUSTER_NODES, which wins', () => {
+    const byUrl = loadConfig({ NODE_ENV: 'test', REDIS_URL: 'redis-cluster://:pw@10.0.0.1:7000,10.0.0.2:7000' });
+    expect(byUrl.redis).toMatchObject({
+      kind: 'cluster',
+      password: 'pw',
+      nodes: [{ host: '10.0.0.1' }, { host: '10.0.0.2' }],
+    });
+    const byNodes = loadRedisTarget({ REDIS_URL: 'redis://127.0.0.1:6379/2', REDIS_CLUSTER_NODES: '10.0.0.3:7000' });
+    expect(byNodes).toMatchObject({ kind: 'cluster', nodes: [{ host: '10.0.0.3', port: 7000 }] });
+  });
+
+  it('should refuse at startup a REDIS_URL that is neither one Redis nor a cluster', () => {
+    expect(() => loadConfig({ NODE_ENV: 'test', REDIS_URL: 'http://cache:6379' })).toThrow(
+      /^Invalid environment variable REDIS_URL: must be a redis:\/\/ \(or rediss:\/\/\) URL, or redis-cluster:\/\//,
+    );
+    expect(() => loadConfig({ NODE_ENV: 'test', REDIS_CLUSTER_NODES: 'cache' })).toThrow(
+      /^Invalid environment variable REDIS_CLUSTER_NODES: 'cache' is not host:port/,
+    );
   });
 });
 
