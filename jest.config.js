@@ -43,6 +43,8 @@ const cluster = {
       'e2e/billing-faults.e2e-spec.ts',
       'e2e/console-key-controls.e2e-spec.ts',
       'e2e/rate-limits-window.e2e-spec.ts',
+      // Two API processes: shared windows, and a model and an override heard over pub/sub.
+      'e2e/rate-limits-cluster.e2e-spec.ts',
       'e2e/rate-limits-tokens.e2e-spec.ts',
       'e2e/payments-smoke.e2e-spec.ts',
       'e2e/payments-redemptions.e2e-spec.ts',
