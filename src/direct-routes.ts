@@ -7,6 +7,10 @@ import { ChatCompletionsController } from 'src/modules/chat-completions/chat-com
 
 type DirectHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
+// The handler has answered through `reply` itself: resolving to anything but undefined would make
+// Fastify send that too, and build (with its stack trace) an already-sent error it never shows.
+const answered = (): undefined => undefined;
+
 /**
  * Routes whose controller method Fastify calls itself instead of through Nest's router (its execution
  * context, the global guard, the pipes on each parameter and the exception zone), which cost more CPU
@@ -42,6 +46,6 @@ export function directHandler(
   return function direct(request, reply) {
     const { app, logger } = context();
     handler ??= build(app);
-    return handler(request, reply).catch((error: unknown) => answerError(error, request, reply, logger));
+    return handler(request, reply).then(answered, (error: unknown) => answerError(error, request, reply, logger));
   };
 }

@@ -119,10 +119,13 @@ export function startMeteredFloorProxy(target: string, redisUrl: string, port = 
   const server = createServer((req, res) => {
     if (req.method !== 'POST') {
       // The bench's readiness probe (GET /v1/models): relayed as the passthrough would.
-      const probe = request({ host: upstream.hostname, port: upstream.port, path: req.url, agent }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
+      const probe = request(
+        { host: upstream.hostname, port: upstream.port, path: req.url, headers: req.headers, agent },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
       probe.on('error', () => res.writeHead(502).end());
       probe.end();
       return;
