@@ -9,6 +9,7 @@ import { ApiError } from 'src/common/errors/api-error';
 import { corsSurfaces, registerCors } from 'src/common/http/cors';
 import { SMALL_BODY_LIMIT_BYTES } from 'src/common/http/body-limits';
 import { parseJsonBodies } from 'src/common/http/json-body';
+import { directHandler } from 'src/direct-routes';
 import { registerEdgeHooks } from 'src/edge-hooks';
 import { PinoNestLogger } from 'src/common/logging/logger';
 import { AppConfig } from 'src/config/app-config';
@@ -37,6 +38,8 @@ export async function createApiApp(
     return503OnClosing: false,
     keepAliveTimeout: 65_000,
     routerOptions: { maxParamLength: 512 },
+    // No Nest middleware is used: without middie, no hook of its runs on every request.
+    skipMiddie: true,
     // Off unless configured: otherwise any client could pick the address it is throttled under.
     trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     // Errors Fastify raises before routing (a malformed URL) get our error shape too.
@@ -57,6 +60,10 @@ export async function createApiApp(
   parseJsonBodies(fastify);
   keepWebhookBodies(fastify);
   const httpLog = logger.child({ component: 'http' });
+  // Before the edge hooks, so that what they count in flight is the handler that runs.
+  fastify.addHook('onRoute', (route) => {
+    route.handler = directHandler(route.method, route.url, route.handler, () => ({ app, logger }));
+  });
   // First: a preflight is answered before the edge hooks would ask it for an API key.
   registerCors(fastify, corsSurfaces(config.cors.consoleOrigins, config.cors.v1Origins));
   registerEdgeHooks(fastify, config, httpLog, () => ({

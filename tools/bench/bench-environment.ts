@@ -72,6 +72,10 @@ export async function startEnvironment(
 async function startProxy(children: ChildProcesses, id: string, target: string): Promise<Endpoint> {
   const port = await freePort();
   const args = [join(__dirname, 'passthrough-proxy.main.js'), '--port', String(port), '--target', target];
+  if (process.env.BENCH_PASSTHROUGH_METERED === '1') {
+    // The passthrough rows measure the metered floor instead (metered-floor-proxy.ts); own keys, own db.
+    args.push('--metered-redis', BENCH_REDIS_URL);
+  }
   const proxy = children.startNode(`passthrough-${id}`, args, process.env);
   const endpoint = { origin: `http://127.0.0.1:${port}`, pid: proxy.pid };
   await children.waitForHttp(proxy, `${endpoint.origin}/v1/models`, UPSTREAM_PROBE);

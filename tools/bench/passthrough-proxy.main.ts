@@ -1,9 +1,11 @@
+import { startMeteredFloorProxy } from 'tools/bench/metered-floor-proxy';
 import { startPassthroughProxy } from 'tools/bench/passthrough-proxy';
 
 /**
  * `node dist-tools/tools/bench/passthrough-proxy.main.js --target http://127.0.0.1:9000 --port 9100`: the
  * passthrough proxy as its own process, so like the gateway it has an event loop of its own
- * instead of sharing the load generator's.
+ * instead of sharing the load generator's. With `--metered-redis <url>` it is the metered floor instead
+ * (metered-floor-proxy.ts).
  */
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -15,7 +17,11 @@ async function main(): Promise<void> {
   if (!target) {
     throw new Error('--target <upstream origin> is required');
   }
-  const proxy = await startPassthroughProxy(target, Number(flag('--port') ?? 0));
+  const meteredRedis = flag('--metered-redis');
+  const port = Number(flag('--port') ?? 0);
+  const proxy = meteredRedis
+    ? await startMeteredFloorProxy(target, meteredRedis, port)
+    : await startPassthroughProxy(target, port);
   process.stdout.write(`passthrough proxy listening on ${proxy.url} -> ${target}\n`);
   const shutdown = (): void => {
     proxy.close().then(

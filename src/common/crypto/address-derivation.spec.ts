@@ -8,6 +8,7 @@ import {
   tronAddressOf,
   tronDepositAddress,
 } from 'src/common/crypto/address-derivation';
+import { getAddress } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 
 const MNEMONIC = 'test test test test test test test test test test test junk';
@@ -18,6 +19,14 @@ describe('address derivation', () => {
   it("should give the well-known first address of the test mnemonic at m/44'/60'/0'/0/0", () => {
     expect(ethDepositAddress(accountXpub("m/44'/60'/0'"), 0)).toBe('0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266');
     expect(ethDepositAddress(accountXpub("m/44'/60'/0'"), 1)).toBe('0x70997970C51812dc3A010C7d01b50e0d17dc79C8');
+  });
+
+  it("should checksum every address as EIP-55 does (the chain client's own implementation agrees)", () => {
+    const xpub = accountXpub("m/44'/60'/0'");
+    for (let index = 0; index < 200; index++) {
+      const address = ethDepositAddress(xpub, index);
+      expect(address).toBe(getAddress(address.toLowerCase()));
+    }
   });
 
   it('should encode TRON addresses as base58check of 0x41 and 20 bytes', () => {

@@ -1,10 +1,9 @@
 import { secp256k1 } from '@noble/curves/secp256k1';
 import { sha256 } from '@noble/hashes/sha2';
 import { keccak_256 } from '@noble/hashes/sha3';
-import { bytesToHex, hexToBytes } from '@noble/hashes/utils';
+import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils';
 import { createBase58check } from '@scure/base';
 import { HDKey } from '@scure/bip32';
-import { getAddress } from 'viem';
 
 const base58check = createBase58check(sha256);
 /** TRON's mainnet address prefix byte. */
@@ -53,7 +52,21 @@ export function tronDepositAddress(xpub: HDKey, index: number): string {
 
 /** The ERC20 deposit address number `index`, EIP-55 checksummed, from the extended public key of m/44'/60'/0'. */
 export function ethDepositAddress(xpub: HDKey, index: number): string {
-  return getAddress(`0x${bytesToHex(accountBytes(childPublicKey(xpub, index)))}`);
+  return eip55(bytesToHex(accountBytes(childPublicKey(xpub, index))));
+}
+
+/**
+ * EIP-55: each letter of the lowercase hex address is upper-cased where the same nibble of keccak256 of
+ * that text is 8 or more. Written here rather than imported from the chain client, which the API would
+ * otherwise load whole (over 10 MB of its memory) for this one function; the worker's chain watcher uses it.
+ */
+function eip55(lowerHex40: string): string {
+  const hash = bytesToHex(keccak_256(utf8ToBytes(lowerHex40)));
+  let address = '0x';
+  for (let i = 0; i < lowerHex40.length; i++) {
+    address += parseInt(hash[i], 16) >= 8 ? lowerHex40[i].toUpperCase() : lowerHex40[i];
+  }
+  return address;
 }
 
 /** An extended public key (never a private one: the gateway holds none), or null when it is not valid. */

@@ -1,5 +1,5 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@nestjs/common';
-import { FastifyReply } from 'fastify';
+import { FastifyReply, FastifyRequest } from 'fastify';
 import { Logger } from 'pino';
 import { AuthenticatedRequest } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
@@ -12,28 +12,44 @@ import { LOGGER } from 'src/common/logging/logger';
 export class AllExceptionsFilter implements ExceptionFilter {
   constructor(@Inject(LOGGER) private readonly logger: Logger) {}
 
-  async catch(exception: unknown, host: ArgumentsHost): Promise<void> {
+  catch(exception: unknown, host: ArgumentsHost): Promise<void> {
     const http = host.switchToHttp();
-    const reply = http.getResponse<FastifyReply>();
-    const request = http.getRequest<AuthenticatedRequest>();
-    const error = toApiError(exception);
-    if (error.kind === ErrorKind.Internal) {
-      const path = request.url.split('?')[0];
-      this.logger.error(
-        { reqId: request.id, method: request.method, path, error: errorLogFields(exception) },
-        'unhandled error',
-      );
-    }
-    // A stream that already started cannot change its status; relayStream ends it with an error event.
-    if (reply.sent || reply.raw.headersSent) {
-      reply.raw.end();
-      return;
-    }
-    // No key check here: on /v1 the key was checked before the body was read (edge-hooks.ts), so a
-    // bad key was answered 401 before any parsing error could arise.
-    const { status, body } = errorAnswer(request, error);
-    await reply.code(status).headers(error.headers).send(body);
+    return answerError(
+      exception,
+      http.getRequest<AuthenticatedRequest>(),
+      http.getResponse<FastifyReply>(),
+      this.logger,
+    );
   }
+}
+
+/**
+ * Answers `exception` in SPEC's error shape (or Anthropic's, wire-format.ts), logging only what an
+ * internal error was: the filter's work, shared with the routes Nest's router does not run (direct-routes.ts).
+ */
+export async function answerError(
+  exception: unknown,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  logger: Logger,
+): Promise<void> {
+  const error = toApiError(exception);
+  if (error.kind === ErrorKind.Internal) {
+    const path = request.url.split('?')[0];
+    logger.error(
+      { reqId: request.id, method: request.method, path, error: errorLogFields(exception) },
+      'unhandled error',
+    );
+  }
+  // A stream that already started cannot change its status; relayStream ends it with an error event.
+  if (reply.sent || reply.raw.headersSent) {
+    reply.raw.end();
+    return;
+  }
+  // No key check here: on /v1 the key was checked before the body was read (edge-hooks.ts), so a
+  // bad key was answered 401 before any parsing error could arise.
+  const { status, body } = errorAnswer(request, error);
+  await reply.code(status).headers(error.headers).send(body);
 }
 
 export function toApiError(exception: unknown): ApiError {
