@@ -1,7 +1,6 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { Logger } from 'pino';
-import { AuthenticatedRequest } from 'src/common/decorators/auth.decorators';
 import { answerError } from 'src/common/filters/all-exceptions.filter';
 import { ChatCompletionsController } from 'src/modules/chat-completions/chat-completions.controller';
 
@@ -24,7 +23,7 @@ const answered = (): undefined => undefined;
 const DIRECT_ROUTES: Record<string, (app: INestApplicationContext) => DirectHandler> = {
   'POST /v1/chat/completions': (app) => {
     const controller = app.get(ChatCompletionsController);
-    return (request, reply) => controller.createChatCompletion(request as AuthenticatedRequest, reply);
+    return (request, reply) => controller.createChatCompletion(request, reply);
   },
 };
 
