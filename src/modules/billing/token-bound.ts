@@ -79,55 +79,65 @@ const UNICODE_LETTERS = (() => {
 })();
 
 /*
- * Words (` ?[A-Za-z]{1,8}`) of the vocabulary, by an exact numeric key: the letters as digits 1–52
- * and the space as 53, in base 54 — nine digits stay below 2^53, so the key is one exact double.
- * An open-addressing table of those keys, indexed by a 32-bit hash taken along the scan.
+ * Words (` ?[A-Za-z]{1,15}`) of the vocabulary, in an open-addressing table indexed by a hash taken
+ * along the scan (int32 arithmetic only: a double there would be boxed at every letter). A slot holds
+ * where the word's characters start in WORD_CHARS (plus one; 0 is empty) and its length, and a
+ * candidate is compared character by character, so a hash collision can never count a word as 1.
  */
-const KEY_BASE = 54;
+const MAX_WORD_CHARS = 16;
 const HASH_SEED = 17;
-const SPACE_DIGIT = 53;
-const MAX_KEY_CHARS = 9;
 const WORD_SLOTS = 1 << 17;
-const WORD_KEYS = new Float64Array(WORD_SLOTS);
+const WORD_STARTS = new Int32Array(WORD_SLOTS);
+const WORD_LENGTHS = new Uint8Array(WORD_SLOTS);
+const WORDS = [...VOCABULARY].filter((entry) => /^( [A-Za-z]{1,15}|[A-Za-z]{1,16})$/.test(entry));
+const WORD_CHARS = new Uint8Array(WORDS.reduce((sum, word) => sum + word.length, 0));
 
-function keyDigit(code: number): number {
-  return code === 0x20 ? SPACE_DIGIT : code <= 0x5a ? code - 0x40 : code - 0x60 + 26;
+// Shifts rather than Math.imul: Math's functions are slow calls where the global Math is wrapped (Jest's sandbox).
+function nextHash(hash: number, code: number): number {
+  return (((hash << 5) - hash) ^ code) | 0;
 }
 
-// Plain arithmetic, exact in doubles: Math's functions are slow calls where the global Math is wrapped (Jest's sandbox).
-function nextHash(hash: number, digit: number): number {
-  return (hash * 31 + digit) | 0;
-}
-
-for (const entry of VOCABULARY) {
-  if (/^( [A-Za-z]{1,8}|[A-Za-z]{1,9})$/.test(entry)) {
-    let key = 0;
+{
+  let offset = 0;
+  for (const word of WORDS) {
     let hash = HASH_SEED;
-    for (let index = 0; index < entry.length; index++) {
-      const digit = keyDigit(entry.charCodeAt(index));
-      key = key * KEY_BASE + digit;
-      hash = nextHash(hash, digit);
+    for (let index = 0; index < word.length; index++) {
+      hash = nextHash(hash, word.charCodeAt(index));
+      WORD_CHARS[offset + index] = word.charCodeAt(index);
     }
     let slot = hash & (WORD_SLOTS - 1);
-    while (WORD_KEYS[slot] !== 0) {
+    while (WORD_STARTS[slot] !== 0) {
       slot = (slot + 1) & (WORD_SLOTS - 1);
     }
-    WORD_KEYS[slot] = key;
+    WORD_STARTS[slot] = offset + 1;
+    WORD_LENGTHS[slot] = word.length;
+    offset += word.length;
   }
 }
 
-function isWord(key: number, hash: number): boolean {
-  for (let slot = hash & (WORD_SLOTS - 1); WORD_KEYS[slot] !== 0; slot = (slot + 1) & (WORD_SLOTS - 1)) {
-    if (WORD_KEYS[slot] === key) {
+/** Whether text[end - length, end) is a word of the vocabulary; `hash` is nextHash over its characters. */
+function isWord(text: string, end: number, length: number, hash: number): boolean {
+  for (let slot = hash & (WORD_SLOTS - 1); WORD_STARTS[slot] !== 0; slot = (slot + 1) & (WORD_SLOTS - 1)) {
+    if (WORD_LENGTHS[slot] === length && sameChars(text, end - length, WORD_STARTS[slot] - 1, length)) {
       return true;
     }
   }
   return false;
 }
 
+function sameChars(text: string, from: number, offset: number, length: number): boolean {
+  for (let index = 0; index < length; index++) {
+    if (text.charCodeAt(from + index) !== WORD_CHARS[offset + index]) {
+      return false;
+    }
+  }
+  return true;
+}
+
 const APOSTROPHE = 0x27;
 const NONE = -1;
 
+const classOf = (code: number) => (code < 0x80 ? CLASSES[code] : 0);
 const chainTokens = (length: number) => ((2 * length + 2) / 3) | 0;
 
 /**
@@ -162,8 +172,7 @@ export function boundTextTokens(text: string, start = 0, end = text.length): num
         (lead === NONE &&
           at - apostrophe > 3 &&
           (beforeClass === NONE || beforeClass === DIGIT || beforeClass === LINE_BREAK));
-      let key = lead === 0x20 ? SPACE_DIGIT : 0;
-      let hash = lead === 0x20 ? nextHash(HASH_SEED, SPACE_DIGIT) : HASH_SEED;
+      let hash = lead === 0x20 ? nextHash(HASH_SEED, 0x20) : HASH_SEED;
       let chain = lead === NONE ? 0 : 1;
       let previous = lead;
       lead = NONE;
@@ -176,10 +185,8 @@ export function boundTextTokens(text: string, start = 0, end = text.length): num
           chain = 1;
         }
         if (keyed) {
-          const digit = keyDigit(letter);
-          key = key * KEY_BASE + digit;
-          hash = nextHash(hash, digit);
-          keyed = chain <= MAX_KEY_CHARS;
+          hash = nextHash(hash, letter);
+          keyed = chain <= MAX_WORD_CHARS;
         }
         previous = letter;
         at++;
@@ -190,7 +197,7 @@ export function boundTextTokens(text: string, start = 0, end = text.length): num
       }
       // The pre-token ends here unless a letter outside ASCII follows.
       const whole = keyed && (at >= length || text.charCodeAt(at) < 0x80 || UNICODE_LETTERS[text.charCodeAt(at)] === 0);
-      tokens += whole && isWord(key, hash) ? 1 : chainTokens(chain);
+      tokens += whole && isWord(text, at, chain, hash) ? 1 : chainTokens(chain);
       continue;
     }
     if (cls === PUNCTUATION) {
@@ -228,6 +235,12 @@ export function boundTextTokens(text: string, start = 0, end = text.length): num
       const touchesNonAscii =
         (from > 0 && text.charCodeAt(from - 1) >= 0x80) || (at < length && text.charCodeAt(at) >= 0x80);
       tokens += touchesNonAscii ? at - from : ((at - from + 2) / 3) | 0;
+      continue;
+    }
+    if (code === 0x20 && at + 1 < length && classOf(text.charCodeAt(at + 1)) === LETTER) {
+      // The common case, one space before a word: it starts the word's pre-token.
+      lead = 0x20;
+      at++;
       continue;
     }
     // A whitespace run is cut after its last line break and before its last character. Through the
