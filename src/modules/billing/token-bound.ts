@@ -163,41 +163,31 @@ export function boundTextTokens(text: string, start = 0, end = text.length): num
     }
     const cls = CLASSES[code];
     if (cls === LETTER) {
-      // A word: its letters chain while each pair is a vocabulary entry and no contraction ends between them.
+      // A word. Most are a whole pre-token that is one vocabulary entry: hashed along the way, then
+      // looked up; any other is counted by its chains in a second pass over its letters.
+      const from = at;
       const before = at > start ? text.charCodeAt(at - 1) : NONE;
-      const beforeClass = before === NONE ? NONE : before < 0x80 ? CLASSES[before] : 0;
-      // Keyed while the chain may be a whole pre-token: from a leading space, or with no leading character.
-      let keyed =
+      const beforeClass = before === NONE ? NONE : classOf(before);
+      // A whole pre-token from a leading space, or with no leading character.
+      const keyed =
         lead === 0x20 ||
         (lead === NONE &&
           at - apostrophe > 3 &&
           (beforeClass === NONE || beforeClass === DIGIT || beforeClass === LINE_BREAK));
       let hash = lead === 0x20 ? nextHash(HASH_SEED, 0x20) : HASH_SEED;
-      let chain = lead === NONE ? 0 : 1;
-      let previous = lead;
-      lead = NONE;
-      for (let letter = code; ;) {
-        if (chain > 0 && PAIRS[previous * 128 + letter] === 1 && at - apostrophe > 3) {
-          chain++;
-        } else {
-          tokens += chainTokens(chain);
-          keyed &&= chain === 0;
-          chain = 1;
-        }
-        if (keyed) {
-          hash = nextHash(hash, letter);
-          keyed = chain <= MAX_WORD_CHARS;
-        }
-        previous = letter;
+      for (let letter = code; letter < 0x80 && CLASSES[letter] === LETTER;) {
+        hash = nextHash(hash, letter);
         at++;
         letter = at < length ? text.charCodeAt(at) : 0x80;
-        if (letter >= 0x80 || CLASSES[letter] !== LETTER) {
-          break;
-        }
       }
+      const chars = at - from + (lead === NONE ? 0 : 1);
       // The pre-token ends here unless a letter outside ASCII follows.
-      const whole = keyed && (at >= length || text.charCodeAt(at) < 0x80 || UNICODE_LETTERS[text.charCodeAt(at)] === 0);
-      tokens += whole && isWord(text, at, chain, hash) ? 1 : chainTokens(chain);
+      const whole =
+        keyed &&
+        chars <= MAX_WORD_CHARS &&
+        (at >= length || text.charCodeAt(at) < 0x80 || UNICODE_LETTERS[text.charCodeAt(at)] === 0);
+      tokens += whole && isWord(text, at, chars, hash) ? 1 : wordChainTokens(text, from, at, lead, apostrophe);
+      lead = NONE;
       continue;
     }
     if (cls === PUNCTUATION) {
@@ -279,6 +269,27 @@ export function boundTextTokens(text: string, start = 0, end = text.length): num
     }
   }
   return tokens;
+}
+
+/**
+ * The chain bound of the letters text[from, end), with the space or tab leading them if any: letters
+ * chain while each pair is a vocabulary entry and no contraction (a pre-token of its own) ends between.
+ */
+function wordChainTokens(text: string, from: number, end: number, lead: number, apostrophe: number): number {
+  let tokens = 0;
+  let chain = lead === NONE ? 0 : 1;
+  let previous = lead;
+  for (let at = from; at < end; at++) {
+    const letter = text.charCodeAt(at);
+    if (chain > 0 && PAIRS[previous * 128 + letter] === 1 && at - apostrophe > 3) {
+      chain++;
+    } else {
+      tokens += chainTokens(chain);
+      chain = 1;
+    }
+    previous = letter;
+  }
+  return tokens + chainTokens(chain);
 }
 
 function isDigit(code: number): boolean {
