@@ -60,7 +60,7 @@ export interface TokenBudget {
 }
 
 /**
- * The budget of one request: about 2k tokens of prose are counted exactly (past them the bound is
+ * The budget of one request: about 500 tokens of prose are counted exactly (past them the bound is
  * close, at a small part of the cost per character), and the worst text (random printable
  * characters, little of it in the vocabulary) costs under 2 ms of one core; then 512k characters are
  * bounded (about 2 ms for 256 KB of prose on the shared 2-core box; random printable text, which
@@ -68,7 +68,7 @@ export interface TokenBudget {
  * counts as its bytes.
  */
 export function requestTokenBudget(scale = 1): TokenBudget {
-  return { pieces: 2 * 1024 * scale, merge: 1024 * scale, bound: 512 * 1024 * scale, merged: new Map() };
+  return { pieces: 512 * scale, merge: 1024 * scale, bound: 512 * 1024 * scale, merged: new Map() };
 }
 
 /** At least the cl100k token count of `text`; exact while the budget lasts on text with word breaks. */
