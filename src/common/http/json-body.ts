@@ -11,6 +11,29 @@ const isObject = (value: unknown): value is object => typeof value === 'object' 
  * exhaust the stack.
  */
 export function isPoisoned(root: unknown): boolean {
+  return parsedObjectKeys(root) < 0;
+}
+
+/** The text a JSON object body was parsed from, and how many object keys the parsed value holds in all. */
+export interface RawJsonBody {
+  text: string;
+  keys: number;
+}
+
+// By the parsed body: the text is the one Fastify already decoded, kept for the request's life, not copied.
+const rawBodies = new WeakMap<object, RawJsonBody>();
+
+/**
+ * The text `body` was parsed from, when it is a JSON object body as received. The body must not have
+ * been changed since (the gateway never changes a body it relays: it builds a new one).
+ */
+export function rawJsonOf(body: object): RawJsonBody | undefined {
+  return rawBodies.get(body);
+}
+
+/** Object keys in all of the parsed value (a key given twice in the text counts once), or -1 if it is poisoned. */
+export function parsedObjectKeys(root: unknown): number {
+  let keys = 0;
   const pending: object[] = isObject(root) ? [root] : [];
   for (let value = pending.pop(); value !== undefined; value = pending.pop()) {
     if (Array.isArray(value)) {
@@ -23,19 +46,20 @@ export function isPoisoned(root: unknown): boolean {
     }
     const object = value as Json;
     if (hasOwn(object, '__proto__')) {
-      return true;
+      return -1;
     }
     if (hasOwn(object, 'constructor') && isObject(object.constructor) && hasOwn(object.constructor, 'prototype')) {
-      return true;
+      return -1;
     }
     for (const key in object) {
+      keys++;
       const child = object[key];
       if (isObject(child)) {
         pending.push(child);
       }
     }
   }
-  return false;
+  return keys;
 }
 
 /**
@@ -52,16 +76,22 @@ export function parseJsonBodies(fastify: FastifyInstance): void {
       return;
     }
     let parsed: unknown;
+    // A leading byte-order mark is accepted, as Fastify's parser accepts it.
+    const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
     try {
-      // A leading byte-order mark is accepted, as Fastify's parser accepts it.
-      parsed = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+      parsed = JSON.parse(json);
     } catch {
       done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
       return;
     }
-    if (isPoisoned(parsed)) {
+    const keys = parsedObjectKeys(parsed);
+    if (keys < 0) {
       done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
       return;
+    }
+    if (isObject(parsed) && !Array.isArray(parsed)) {
+      // An OpenAI-compatible upstream gets these bytes, with the model spliced in, instead of a re-serialisation.
+      rawBodies.set(parsed, { text: json, keys });
     }
     done(null, parsed);
   });

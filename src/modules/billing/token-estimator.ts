@@ -100,21 +100,30 @@ export function estimatePromptTokens(messages: unknown[]): number {
 /**
  * Input tokens of an embeddings request's inputs (validated: strings, or arrays of token ids), at
  * least what the upstream can bill: text counted as cl100k text, token arrays by their length, plus
- * the 10% margin, since other families' tokenizers may split text finer. Each string is counted with a
- * budget of its own, so the time spent stays linear in the input's size.
+ * the 10% margin, since other families' tokenizers may split text finer. Each string's exact count has
+ * a budget of its own, so the time spent stays linear in the input's size.
  */
 export function estimateEmbeddingTokens(inputs: readonly (string | readonly number[])[]): number {
   let tokens = 0;
+  // The one-pass bound's budget is the request's: it scans every character it is given.
+  let bound = requestTokenBudget().bound;
   for (const input of inputs) {
-    tokens += typeof input === 'string' ? countTextTokens(input, requestTokenBudget()) : input.length;
+    if (typeof input === 'string') {
+      const budget = { ...requestTokenBudget(), bound };
+      tokens += countTextTokens(input, budget);
+      bound = budget.bound;
+    } else {
+      tokens += input.length;
+    }
   }
   return withMargin(tokens);
 }
 
 /** Completion tokens of text the client received, when the upstream reported no usage. */
 export function countCompletionTokens(text: string): number {
-  // The count is capped at the output cap the hold covered anyway.
-  return countTextTokens(text, requestTokenBudget());
+  // The count is capped at the output cap the hold covered anyway. It is billed, so it is counted
+  // exactly further than a hold's estimate, before the bound takes over.
+  return countTextTokens(text, { ...requestTokenBudget(), pieces: 12 * 1024, merge: 4 * 1024 });
 }
 
 function messagesTokens(messages: unknown[], budget: TokenBudget, options: Options): number {

@@ -1,3 +1,4 @@
+import { rawJsonOf } from 'src/common/http/json-body';
 import { TokenUsage } from 'src/modules/billing/metering.types';
 import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
 import {
@@ -13,6 +14,7 @@ import {
 import { DeliveredTokens } from 'src/modules/chat-completions/upstream/delivered-tokens';
 import { saysAccountCannotServe } from 'src/modules/chat-completions/upstream/upstream-error-text';
 import { eventData } from 'src/modules/chat-completions/upstream/sse-event-splitter';
+import { splicedBody } from 'src/modules/chat-completions/upstream/relayed-body';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 
 /**
@@ -21,18 +23,23 @@ import { CatalogRoute } from 'src/modules/models/catalog.service';
  */
 export class OpenAiAdapter implements ProviderAdapter {
   buildRequest(route: CatalogRoute, body: Record<string, unknown>, chat: ChatRequest): UpstreamRequest {
-    const upstreamBody: Record<string, unknown> = { ...body, model: route.upstreamModel };
-    if (chat.stream) {
-      // Billing needs the upstream's exact count; the usage chunk is hidden again unless the client asked.
-      upstreamBody.stream_options = {
-        ...(isRecord(body.stream_options) ? body.stream_options : {}),
-        include_usage: true,
-      };
-    }
+    // Billing needs the upstream's exact count; the usage chunk is hidden again unless the client asked.
+    const streamOptions = chat.stream
+      ? { ...(isRecord(body.stream_options) ? body.stream_options : {}), include_usage: true }
+      : null;
+    const raw = rawJsonOf(body);
+    // The client's own bytes when they can be relayed safely (relayed-body.ts), else a re-serialisation.
+    const payload =
+      (raw && splicedBody(raw, route.upstreamModel, streamOptions)) ??
+      JSON.stringify({
+        ...body,
+        model: route.upstreamModel,
+        ...(streamOptions ? { stream_options: streamOptions } : {}),
+      });
     return {
       path: '/chat/completions',
       headers: { authorization: `Bearer ${route.channel.apiKey}`, 'content-type': 'application/json' },
-      payload: JSON.stringify(upstreamBody),
+      payload,
     };
   }
 
