@@ -1,7 +1,6 @@
-import ranks from 'gpt-tokenizer/cjs/bpeRanks/cl100k_base';
-import { countTokens } from 'gpt-tokenizer/cjs/encoding/cl100k_base';
 import { CL100K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/cjs/encodingParams/constants';
 import { asciiPreTokenEnd, isAscii } from 'src/modules/billing/ascii-pre-tokens';
+import { CL100K_VOCABULARY, countCl100kTokens } from 'src/modules/billing/cl100k';
 import { boundTextTokens } from 'src/modules/billing/token-bound';
 
 /*
@@ -30,8 +29,6 @@ const SEGMENT_CHARS = 256;
 // Special-token text ('<|endoftext|>') in a prompt is plain text to the upstream, and must not throw here.
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 const PRE_TOKEN = new RegExp(CL100K_TOKEN_SPLIT_REGEX.source, 'gu');
-// Pre-tokens that are one token by themselves: the vocabulary's entries that are whole UTF-8 strings.
-const VOCABULARY = new Set(ranks.filter((entry): entry is string => typeof entry === 'string'));
 // Whether each UTF-16 code unit is a letter (\p{L}), computed once: a regex per character would cost
 // more than the tokenizer it protects.
 const LETTERS = (() => {
@@ -138,7 +135,7 @@ function segmentTokens(segment: string, budget: TokenBudget): number {
 
 function pieceTokens(piece: string, budget: TokenBudget): number {
   budget.pieces--;
-  return VOCABULARY.has(piece) ? 1 : (budget.merged.get(piece) ?? mergedTokens(piece, budget));
+  return CL100K_VOCABULARY.has(piece) ? 1 : (budget.merged.get(piece) ?? mergedTokens(piece, budget));
 }
 
 function mergedTokens(piece: string, budget: TokenBudget): number {
@@ -147,7 +144,7 @@ function mergedTokens(piece: string, budget: TokenBudget): number {
   }
   budget.merge -= piece.length + CALL_COST_CHARS;
   // Alone, a pre-token splits into itself again: countTokens merges exactly this piece.
-  const tokens = countTokens(piece, PLAIN_TEXT);
+  const tokens = countCl100kTokens(piece, PLAIN_TEXT);
   budget.merged.set(piece, tokens);
   return tokens;
 }

@@ -1,4 +1,4 @@
-import ranks from 'gpt-tokenizer/cjs/bpeRanks/cl100k_base';
+import { CL100K_VOCABULARY } from 'src/modules/billing/cl100k';
 
 /*
  * An upper bound on text's cl100k count in one pass of table lookups, for text past the exact budget.
@@ -23,8 +23,6 @@ import ranks from 'gpt-tokenizer/cjs/bpeRanks/cl100k_base';
  * Everything else counts as its UTF-8 bytes, the bound that always holds. The unit test checks the
  * bound against the tokenizer on random and adversarial text.
  */
-
-const VOCABULARY = new Set(ranks.filter((entry): entry is string => typeof entry === 'string'));
 
 const LETTER = 1;
 const DIGIT = 2;
@@ -58,7 +56,7 @@ const PAIRS = (() => {
   const table = new Uint8Array(128 * 128);
   for (let first = 0; first < 128; first++) {
     for (let second = 0; second < 128; second++) {
-      table[first * 128 + second] = VOCABULARY.has(String.fromCharCode(first, second)) ? 1 : 0;
+      table[first * 128 + second] = CL100K_VOCABULARY.has(String.fromCharCode(first, second)) ? 1 : 0;
     }
   }
   return table;
@@ -89,7 +87,7 @@ const HASH_SEED = 17;
 const WORD_SLOTS = 1 << 17;
 const WORD_STARTS = new Int32Array(WORD_SLOTS);
 const WORD_LENGTHS = new Uint8Array(WORD_SLOTS);
-const WORDS = [...VOCABULARY].filter((entry) => /^( [A-Za-z]{1,15}|[A-Za-z]{1,16})$/.test(entry));
+const WORDS = [...CL100K_VOCABULARY].filter((entry) => /^( [A-Za-z]{1,15}|[A-Za-z]{1,16})$/.test(entry));
 const WORD_CHARS = new Uint8Array(WORDS.reduce((sum, word) => sum + word.length, 0));
 
 // Shifts rather than Math.imul: Math's functions are slow calls where the global Math is wrapped (Jest's sandbox).
