@@ -9,6 +9,7 @@ import { QueueName } from 'src/common/queue/queue.constants';
 import { parseRedisPersistence } from 'src/modules/health/redis-persistence';
 import { Books, eventually, sleep, userMessages } from 'test/e2e/billing-helpers';
 import { freePort } from 'test/support/free-port';
+import { claimEmptyRedisDb } from 'test/support/global-setup';
 import { TestGateway } from 'test/support/gateway';
 import { spawnWorker, stopWorker } from 'test/support/worker-process';
 
@@ -25,18 +26,27 @@ describe('the worker process: /metrics and /health on WORKER_METRICS_PORT', () =
   let books: Books;
   let worker: ChildProcess | null = null;
   let base: string;
+  // A Redis database of its own: usage other files leave unsettled in the run's database (recorded
+  // for accounts that exist only in their Redis, say) would stay in this worker's backlog and age.
+  let redisUrl: string;
 
   beforeAll(async () => {
-    gateway = await TestGateway.start();
+    const own = new URL(process.env.REDIS_URL!);
+    own.pathname = `/${await claimEmptyRedisDb()}`;
+    redisUrl = own.toString();
+    gateway = await TestGateway.start({ REDIS_URL: redisUrl });
     books = await Books.open(gateway);
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    worker = await spawnWorker({ WORKER_METRICS_PORT: String(port) });
+    worker = await spawnWorker({ WORKER_METRICS_PORT: String(port), REDIS_URL: redisUrl });
   }, 90_000);
   afterAll(async () => {
     await stopWorker(worker, 'SIGTERM');
     await books.close();
     await gateway.close();
+    const redis = new Redis(redisUrl);
+    await redis.flushdb();
+    redis.disconnect();
   });
 
   const scrape = async () => {
@@ -54,7 +64,6 @@ describe('the worker process: /metrics and /health on WORKER_METRICS_PORT', () =
   });
 
   it('should show recorded usage as backlog and age while it cannot settle, and neither once it has', async () => {
-    // Earlier files' unsettled usage (they ran no worker) is settled first, so the figures are this test's.
     const idle = await eventually(
       scrape,
       (text) => sample(text, 'gateway_settlement_backlog') === 0,
@@ -115,7 +124,7 @@ describe('the worker process: /metrics and /health on WORKER_METRICS_PORT', () =
   });
 
   it("should report Redis's persistence as INFO tells it", async () => {
-    const redis = new Redis(process.env.REDIS_URL!);
+    const redis = new Redis(redisUrl);
     try {
       const persistence = parseRedisPersistence(await redis.info('persistence'));
       const text = await scrape();
@@ -138,7 +147,7 @@ describe('the worker process: /metrics and /health on WORKER_METRICS_PORT', () =
         'src/bin/ledger-verify.ts',
         '--record',
       ],
-      { cwd: join(__dirname, '..', '..'), env: process.env },
+      { cwd: join(__dirname, '..', '..'), env: { ...process.env, REDIS_URL: redisUrl } },
     );
 
     const text = await scrape();
