@@ -1,3 +1,5 @@
+import { asciiClasses, DIGIT, LETTER, LINE_BREAK, OTHER, WHITESPACE } from 'src/modules/billing/ascii-classes';
+
 /*
  * cl100k's pre-tokenizer regex, by hand, for ASCII text only. The regex (gpt-tokenizer's
  * CL100K_TOKEN_SPLIT_REGEX) is
@@ -14,31 +16,7 @@
  * pieces are the regex's own on every character mix. Other text keeps going through the regex.
  */
 
-// Character classes, as numbers so that the hot loop compares small integers.
-const LETTER = 1;
-const DIGIT = 2;
-/** \s other than a line break: space, tab, vertical tab, form feed. */
-const SPACE_CLASS = 3;
-const LINE_BREAK = 4;
-/** Neither letter, digit nor whitespace: punctuation, symbols, control characters. */
-const OTHER = 5;
-
-const CLASSES = (() => {
-  const table = new Uint8Array(128).fill(OTHER);
-  for (let code = 0; code < 128; code++) {
-    const char = String.fromCharCode(code);
-    if (/[A-Za-z]/.test(char)) {
-      table[code] = LETTER;
-    } else if (/[0-9]/.test(char)) {
-      table[code] = DIGIT;
-    } else if (char === '\r' || char === '\n') {
-      table[code] = LINE_BREAK;
-    } else if (/\s/.test(char)) {
-      table[code] = SPACE_CLASS;
-    }
-  }
-  return table;
-})();
+const CLASSES = asciiClasses(false);
 
 const APOSTROPHE = 0x27;
 const SPACE = 0x20;
@@ -63,7 +41,7 @@ export function asciiPreTokenEnd(text: string, start: number): number {
   if (here === LETTER) {
     return runEnd(text, start, LETTER);
   }
-  if ((here === SPACE_CLASS || here === OTHER) && next === LETTER) {
+  if ((here === WHITESPACE || here === OTHER) && next === LETTER) {
     return runEnd(text, start + 1, LETTER);
   }
   if (here === DIGIT) {
@@ -80,7 +58,7 @@ export function asciiPreTokenEnd(text: string, start: number): number {
 function whitespaceEnd(text: string, start: number): number {
   let end = start;
   let afterLastBreak = -1;
-  for (let cls = classAt(text, end); cls === SPACE_CLASS || cls === LINE_BREAK; cls = classAt(text, end)) {
+  for (let cls = classAt(text, end); cls === WHITESPACE || cls === LINE_BREAK; cls = classAt(text, end)) {
     end++;
     afterLastBreak = cls === LINE_BREAK ? end : afterLastBreak;
   }

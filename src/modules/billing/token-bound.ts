@@ -1,3 +1,4 @@
+import { asciiClasses, DIGIT, LETTER, LINE_BREAK, OTHER, SPACE, WHITESPACE } from 'src/modules/billing/ascii-classes';
 import { CL100K_VOCABULARY } from 'src/modules/billing/cl100k';
 
 /*
@@ -24,32 +25,7 @@ import { CL100K_VOCABULARY } from 'src/modules/billing/cl100k';
  * bound against the tokenizer on random and adversarial text.
  */
 
-const LETTER = 1;
-const DIGIT = 2;
-const SPACE = 3;
-const LINE_BREAK = 4;
-/** Tab, vertical tab, form feed: whitespace, but not the space that leads a word or punctuation. */
-const OTHER_SPACE = 5;
-const PUNCTUATION = 6;
-
-const CLASSES = (() => {
-  const table = new Uint8Array(128).fill(PUNCTUATION);
-  for (let code = 0; code < 128; code++) {
-    const char = String.fromCharCode(code);
-    if (/[A-Za-z]/.test(char)) {
-      table[code] = LETTER;
-    } else if (/[0-9]/.test(char)) {
-      table[code] = DIGIT;
-    } else if (char === ' ') {
-      table[code] = SPACE;
-    } else if (char === '\r' || char === '\n') {
-      table[code] = LINE_BREAK;
-    } else if (/\s/.test(char)) {
-      table[code] = OTHER_SPACE;
-    }
-  }
-  return table;
-})();
+const CLASSES = asciiClasses(true);
 
 /** Whether two ASCII characters are one vocabulary entry, at [first * 128 + second]. */
 const PAIRS = (() => {
@@ -188,7 +164,7 @@ export function boundTextTokens(text: string, start = 0, end = text.length): num
       lead = NONE;
       continue;
     }
-    if (cls === PUNCTUATION) {
+    if (cls === OTHER) {
       // A run of punctuation is one pre-token, with the space before it.
       let chain = lead === NONE ? 0 : 1;
       let previous = lead;
@@ -206,7 +182,7 @@ export function boundTextTokens(text: string, start = 0, end = text.length): num
         previous = mark;
         at++;
         mark = at < length ? text.charCodeAt(at) : 0x80;
-        if (mark >= 0x80 || CLASSES[mark] !== PUNCTUATION) {
+        if (mark >= 0x80 || CLASSES[mark] !== OTHER) {
           break;
         }
       }
@@ -236,11 +212,11 @@ export function boundTextTokens(text: string, start = 0, end = text.length): num
     const from = at;
     let afterLastBreak = from;
     let spaces = true;
-    for (let space = cls; space === SPACE || space === LINE_BREAK || space === OTHER_SPACE;) {
+    for (let space = cls; space === SPACE || space === LINE_BREAK || space === WHITESPACE;) {
       if (space === LINE_BREAK) {
         afterLastBreak = at + 1;
         spaces = true;
-      } else if (space === OTHER_SPACE) {
+      } else if (space === WHITESPACE) {
         spaces = false;
       }
       at++;
@@ -259,7 +235,7 @@ export function boundTextTokens(text: string, start = 0, end = text.length): num
     const nextClass = next < 0x80 ? CLASSES[next] : 0;
     // The last character starts the next pre-token: a word's (with its leading character), or
     // punctuation's (a space only); otherwise it is a pre-token, or the start of one, by itself.
-    const leads = nextClass === LETTER || (last === 0x20 && nextClass === PUNCTUATION);
+    const leads = nextClass === LETTER || (last === 0x20 && nextClass === OTHER);
     if (leads && PAIRS[last * 128 + next] === 1) {
       lead = last;
     } else {
