@@ -9,8 +9,7 @@ import { CompletionMeter, MeteredResult, MeteredStatus } from 'src/modules/billi
 import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
 import { AdmittedCompletion } from 'src/modules/chat-completions/completion-admission.service';
 import { orderRoutes } from 'src/modules/chat-completions/route-order';
-import { CHAT_REPLY_FORMAT, ReplyFormat } from 'src/modules/chat-completions/reply-format';
-import { PassedAnswer, PassThrough } from 'src/modules/chat-completions/pass-through';
+import { CHAT_REPLY_FORMAT, PassedAnswer, PassThrough, ReplyFormat } from 'src/modules/chat-completions/reply-format';
 import { relayStream } from 'src/modules/chat-completions/stream-relay';
 import { AnthropicAdapter } from 'src/modules/chat-completions/upstream/anthropic.adapter';
 import { GeminiAdapter } from 'src/modules/chat-completions/upstream/gemini.adapter';

@@ -1,6 +1,7 @@
 import { ErrorBody } from 'src/common/errors/api-error';
+import { TokenUsage } from 'src/modules/billing/metering.types';
 import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
-import { PassThrough } from 'src/modules/chat-completions/pass-through';
+import { StreamTranslator, UpstreamRequest } from 'src/modules/chat-completions/upstream/provider-adapter';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 
 /**
@@ -31,6 +32,35 @@ export interface StreamWriter {
   end(): string;
   /** The last text of a stream cut short after the client got its first bytes; `error` says why. */
   fail(error: ErrorBody): string;
+}
+
+/** Where the translated chat events go: the client's wire format (chat chunks, or reshaped). */
+export interface RelayOutput {
+  translator: StreamTranslator;
+  writer: StreamWriter;
+}
+
+/**
+ * A client speaking a provider's own API, on a route to a channel of that provider: its request goes
+ * upstream as it came (the route's model swapped in) and the answer comes back as the provider gave
+ * it. Routing, failover, the breaker, the timeouts, the hold and metering stay the relay's; only the
+ * translation both ways is skipped, so nothing the chat format cannot carry is lost.
+ */
+export interface PassThrough {
+  request: UpstreamRequest;
+  /** The upstream's JSON answer as the client gets it, with what to bill; null when it is not a valid answer. */
+  answer(upstream: unknown): PassedAnswer | null;
+  /** For one stream: a translator that forwards the upstream's events while counting, and the client's writer. */
+  stream(): RelayOutput;
+}
+
+export interface PassedAnswer {
+  /** Usage as the upstream reported it, or null. */
+  usage: TokenUsage | null;
+  /** Tokens of the generated text in the answer, billed when the upstream reported no usage. */
+  deliveredTokens: () => number;
+  /** The body to send, given the usage billed (shown when the upstream left its own out). */
+  body(billed: TokenUsage): unknown;
 }
 
 /** The chat-completions format, as SPEC 6 frames it: events as they are, `data: [DONE]`, or an error event. */

@@ -2,9 +2,8 @@ import { FastifyReply } from 'fastify';
 import { once } from 'node:events';
 import { ServerResponse } from 'node:http';
 import { ErrorBody } from 'src/common/errors/api-error';
-import { StreamWriter } from 'src/modules/chat-completions/reply-format';
+import { RelayOutput } from 'src/modules/chat-completions/reply-format';
 import { DeadlineExceeded } from 'src/modules/chat-completions/request-lifetime';
-import { StreamTranslator } from 'src/modules/chat-completions/upstream/provider-adapter';
 import { eventData, SseEventSplitter } from 'src/modules/chat-completions/upstream/sse-event-splitter';
 import { UpstreamBody } from 'src/modules/chat-completions/upstream/upstream-client';
 
@@ -31,12 +30,6 @@ export interface RelayLimits {
   drainTimeoutMs: number;
   /** Called once the first event proved the upstream answers properly and the 200 went out. */
   onStart?: () => void;
-}
-
-/** Where the translated chat events go: the client's wire format (chat chunks, or reshaped). */
-export interface RelayOutput {
-  translator: StreamTranslator;
-  writer: StreamWriter;
 }
 
 /**

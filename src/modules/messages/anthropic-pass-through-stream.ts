@@ -1,8 +1,7 @@
 import { anthropicStreamError } from 'src/common/errors/anthropic-error';
 import { ErrorBody } from 'src/common/errors/api-error';
 import { TokenUsage } from 'src/modules/billing/metering.types';
-import { StreamWriter } from 'src/modules/chat-completions/reply-format';
-import { RelayOutput } from 'src/modules/chat-completions/stream-relay';
+import { RelayOutput, StreamWriter } from 'src/modules/chat-completions/reply-format';
 import { usageOf as anthropicTokenUsage } from 'src/modules/chat-completions/upstream/anthropic.adapter';
 import { DeliveredTokens } from 'src/modules/chat-completions/upstream/delivered-tokens';
 import { isRecord, StreamTranslator } from 'src/modules/chat-completions/upstream/provider-adapter';

@@ -1,6 +1,5 @@
 import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
-import { PassThrough } from 'src/modules/chat-completions/pass-through';
-import { ReplyFormat, StreamWriter } from 'src/modules/chat-completions/reply-format';
+import { PassThrough, ReplyFormat, StreamWriter } from 'src/modules/chat-completions/reply-format';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 import { completionToMessage } from 'src/modules/messages/anthropic-message';
 import { AnthropicHeaders, anthropicPassThrough } from 'src/modules/messages/anthropic-pass-through';
