@@ -89,6 +89,14 @@ describe(splicedBody.name, () => {
     expect(splicedBody(raw(text), 'up', null)).toBeNull();
   });
 
+  it('should send top-level numbers as JSON.stringify writes them, and nested ones as written', () => {
+    const text = '{"model":"m","max_tokens":2.0,"n":1E0,"seed":-3.0,"temperature":0.50,"tools":[{"minimum":1.0}]}';
+
+    const payload = expectSpliced(text, 'up');
+
+    expect(payload).toBe('{"model":"up","max_tokens":2,"n":1,"seed":-3,"temperature":0.5,"tools":[{"minimum":1.0}]}');
+  });
+
   it('should refuse a body without a top-level model', () => {
     expect(splicedBody(raw('{"metadata":{"model":"m"}}'), 'up', null)).toBeNull();
   });

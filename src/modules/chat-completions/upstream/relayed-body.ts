@@ -10,6 +10,11 @@ import { RawJsonBody } from 'src/common/http/json-body';
  * has a key twice: the scan counts the keys of every object in the text, and the parsed body must
  * hold as many (json-body.ts counts them while it checks the body). Otherwise, or when the text has
  * no top-level `model` to splice, the caller re-serialises.
+ *
+ * Top-level numbers (the fields validated as integers: `max_tokens`, `n`, `seed`, …) go out as
+ * JSON.stringify writes them: validation reads `2.0` or `1e2` as the integer it is, and an upstream
+ * strict about integers must get `2` and `100`. Numbers inside values (a tool's schema) are the
+ * client's own and go as written.
  */
 
 interface ValueRange {
@@ -38,6 +43,9 @@ const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
+const MINUS = 0x2d;
+const DIGIT_0 = 0x30;
+const DIGIT_9 = 0x39;
 
 /**
  * The upstream payload: `raw`'s text with the top-level `model` set to `upstreamModel` and, when
@@ -57,7 +65,7 @@ export function splicedBody(
   if (!model) {
     return null;
   }
-  const edits: Edit[] = [{ ...model, text: JSON.stringify(upstreamModel) }];
+  const edits: Edit[] = [{ ...model, text: JSON.stringify(upstreamModel) }, ...numberEdits(raw.text, scanned)];
   if (streamOptions) {
     const value = JSON.stringify(streamOptions);
     const present = scanned.topLevel.get('stream_options');
@@ -68,6 +76,22 @@ export function splicedBody(
     );
   }
   return applyEdits(raw.text, edits);
+}
+
+/** The top-level numbers not written as JSON.stringify would write them, rewritten so. */
+function numberEdits(text: string, scanned: ScannedObject): Edit[] {
+  const edits: Edit[] = [];
+  for (const range of scanned.topLevel.values()) {
+    const first = text.charCodeAt(range.start);
+    if (first === MINUS || (first >= DIGIT_0 && first <= DIGIT_9)) {
+      const written = text.slice(range.start, range.end);
+      const canonical = JSON.stringify(Number(written));
+      if (canonical !== written) {
+        edits.push({ ...range, text: canonical });
+      }
+    }
+  }
+  return edits;
 }
 
 function applyEdits(text: string, edits: Edit[]): string {
