@@ -36,7 +36,8 @@ describe('billing: a worker killed in the middle of a settlement', () => {
     gateway = await TestGateway.start();
     books = await Books.open(gateway);
     prices = pricesOf(INPUT_PRICE, OUTPUT_PRICE);
-    model = await gateway.addModel({ inputPrice: INPUT_PRICE, outputPrice: OUTPUT_PRICE });
+    // Requests per minute far above what the load below can send: on a fast machine it sends more than the default 1,000.
+    model = await gateway.addModel({ inputPrice: INPUT_PRICE, outputPrice: OUTPUT_PRICE, rpm: 1_000_000 });
   });
   afterEach(() => books.expectBalanced());
   afterAll(async () => {
