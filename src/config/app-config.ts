@@ -63,7 +63,7 @@ export interface AppConfig {
   breaker: { failures: number; openMs: number; maxOpenMs: number };
   shutdownGraceMs: number;
   /** windowMs is a minute; shorter only to test resets without waiting one. */
-  rateLimits: { failMode: 'open' | 'closed'; windowMs: number };
+  rateLimits: { windowMs: number };
   /** Per API process: completions relayed at once, and waiting for a slot; past both, 503 at once. */
   overload: { maxConcurrent: number; maxQueued: number; queueWaitMs: number; maxPerAccount: number };
   /**
@@ -199,7 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     breaker: breakerConfig(dto),
     shutdownGraceMs: dto.SHUTDOWN_GRACE_MS ?? 10_000,
-    rateLimits: { failMode: dto.RATE_LIMIT_FAIL_MODE ?? 'open', windowMs: dto.RATE_LIMIT_WINDOW_MS ?? 60_000 },
+    rateLimits: { windowMs: dto.RATE_LIMIT_WINDOW_MS ?? 60_000 },
     overload: {
       maxConcurrent: dto.MAX_CONCURRENT_COMPLETIONS ?? 4_096,
       maxQueued: dto.MAX_QUEUED_COMPLETIONS ?? 1_024,

@@ -211,10 +211,6 @@ export class EnvDto {
   SHUTDOWN_GRACE_MS?: number;
 
   @IsOptional()
-  @IsIn(['open', 'closed'])
-  RATE_LIMIT_FAIL_MODE?: 'open' | 'closed';
-
-  @IsOptional()
   @Transform(toInt)
   @IsInt()
   @Min(1000)

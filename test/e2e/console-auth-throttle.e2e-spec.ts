@@ -166,7 +166,6 @@ describe('console auth throttles', () => {
       // Completions keep being served during an outage; sign-ins must not go unthrottled with them.
       gateway = await TestGateway.start({
         REDIS_URL: throughProxy(redisUrl, proxy),
-        RATE_LIMIT_FAIL_MODE: 'open',
         TRUST_PROXY: '127.0.0.1',
       });
       email = uniqueEmail();

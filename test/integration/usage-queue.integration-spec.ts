@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { RedisClient } from 'src/common/redis/redis-client';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
 import { BalanceGateService } from 'src/modules/ledger/balance-gate.service';
+import { tokenWindowKey } from 'src/modules/rate-limits/rate-limit.keys';
 import { testRedis } from 'test/support/test-redis';
 import { newTestLogger } from 'test/support/test-service';
 
@@ -70,6 +71,35 @@ describe(UsageQueueService.name, () => {
     // 0.5 s for a first failure, jittered down to half of it.
     expect(delay).toBeGreaterThanOrEqual(250);
     expect(delay).toBeLessThanOrEqual(500);
+    await sut.releaseMany([{ accountId, requestId }]);
+  });
+
+  it("should correct the request's token windows with its record, once however often the record is sent", async () => {
+    const { accountId, requestId } = await held(1_000n, 300n);
+    const windows = [tokenWindowKey(accountId, 'm', 1), tokenWindowKey(accountId, 'm', 1, 'u1')];
+    await redis.set(windows[0], 500, 'PX', 60_000);
+    await redis.set(windows[1], 500, 'PX', 60_000);
+    const correction = { keys: windows, delta: -380 };
+
+    await sut.recordUsage(accountId, requestId, '{"usage":1}', correction);
+    // A retry whose first attempt did land (its reply was lost) must not take the tokens back twice.
+    await sut.recordUsage(accountId, requestId, '{"usage":1}', correction);
+    expect(await redis.mget(windows)).toEqual(['120', '120']);
+
+    // Nor a copy that lands after settlement closed the usage and the hold together.
+    await sut.releaseMany([{ accountId, requestId }]);
+    await sut.recordUsage(accountId, requestId, '{"usage":1}', correction);
+    expect(await redis.mget(windows)).toEqual(['120', '120']);
+    await sut.releaseMany([{ accountId, requestId }]);
+  });
+
+  it('should not make again a token window that expired before the record', async () => {
+    const { accountId, requestId } = await held(1_000n, 300n);
+    const gone = tokenWindowKey(accountId, 'm', 2);
+
+    await sut.recordUsage(accountId, requestId, '{"usage":2}', { keys: [gone], delta: 50 });
+
+    expect(await redis.exists(gone)).toBe(0);
     await sut.releaseMany([{ accountId, requestId }]);
   });
 });

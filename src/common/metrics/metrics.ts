@@ -63,7 +63,7 @@ export const metrics = {
   }),
   limiterErrors: new Counter({
     name: 'gateway_rate_limiter_errors_total',
-    help: 'Rate-limit checks that could not reach Redis (then failed open or closed)',
+    help: 'Rate-limit checks that could not reach Redis (refused with 503)',
     registers: [metricsRegistry],
   }),
   overloaded: new Counter({

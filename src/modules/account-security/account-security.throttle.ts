@@ -60,8 +60,8 @@ export class AccountSecurityThrottle {
   }
 
   private async admit(windows: Window[]): Promise<void> {
-    const record = await this.failures.check(() => this.storage.incrementWindows(windows, MINUTE_MS), null, 'closed');
-    if (record && record.refusedBy >= 0) {
+    const record = await this.failures.check(() => this.storage.incrementWindows(windows, MINUTE_MS));
+    if (record.refusedBy >= 0) {
       const retryAfter = Math.max(1, Math.ceil(record.resetMs / 1000));
       throw new ApiError(ErrorKind.RateLimited, `Too many requests. Retry after ${retryAfter}s.`, null, undefined, {
         'retry-after': String(retryAfter),

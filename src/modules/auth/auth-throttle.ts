@@ -47,7 +47,7 @@ export interface AuthAttempt {
  * failures per e-mail address per 15 minutes (guessing one account's password from many addresses).
  * An attempt is counted as a failure before it runs and taken back when it succeeds, so concurrent
  * guesses cannot overrun a window and a user's own successful logins never count against them.
- * While Redis cannot answer, every attempt is refused with 503, whatever RATE_LIMIT_FAIL_MODE says.
+ * While Redis cannot answer, every attempt is refused with 503.
  */
 @Injectable()
 export class AuthThrottle {
@@ -63,10 +63,10 @@ export class AuthThrottle {
   /** Counts the attempt in every window, or refuses it with 429 and `retry-after` when one is full. */
   async admit(action: AuthAction, email: string, ip: string): Promise<AuthAttempt> {
     const windows = authWindows(this.config.auth, action, email, ip);
-    // Closed whatever RATE_LIMIT_FAIL_MODE says: unthrottled, an outage of Redis would open every
+    // Closed (LimiterFailurePolicy): unthrottled, an outage of Redis would open every
     // account to password guessing. Refusing (503) costs sign-ins only while Redis is away.
-    const record = await this.failures.check(() => this.storage.incrementWindows(windows, MINUTE_MS), null, 'closed');
-    if (record && record.refusedBy >= 0) {
+    const record = await this.failures.check(() => this.storage.incrementWindows(windows, MINUTE_MS));
+    if (record.refusedBy >= 0) {
       const retryAfter = Math.max(1, Math.ceil(record.resetMs / 1000));
       throw new ApiError(
         ErrorKind.RateLimited,

@@ -7,9 +7,16 @@ import { inOneWrite, writeOfTurn, writesNow } from 'src/common/redis/one-write';
 import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { formatUsd } from 'src/common/money/money';
+import { WindowCorrection } from 'src/common/redis/window-scripts';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
-import { BalanceGateService, HoldKey, HoldResult } from 'src/modules/ledger/balance-gate.service';
+import {
+  AdmissionCounters,
+  AdmissionCounts,
+  BalanceGateService,
+  CountedHold,
+  HoldKey,
+} from 'src/modules/ledger/balance-gate.service';
 import { KeySpendRepository } from 'src/modules/billing/key-spend.repository';
 import { BillingQueue } from 'src/modules/billing/billing.queue';
 import { UsageFallbackService } from 'src/modules/billing/usage-fallback.service';
@@ -20,6 +27,21 @@ import { CompletionMeter, MeteredRequest, MeteredResult, TokenUsage } from 'src/
 
 /** On shutdown, the longest the API waits for usage not yet durable (within SHUTDOWN_GRACE_MS). */
 const SHUTDOWN_RECORDING_WAIT_MS = 10_000;
+
+/**
+ * Rate windows counted in the hold's own Redis step (one script, one round trip), and what becomes
+ * of them: `verdict` throws the refusal (a 429) when a window refused, before the hold's outcome is
+ * looked at; once the request ends, its windows are corrected to its real usage, with the usage
+ * record when there is one.
+ */
+export interface HeldCounters {
+  windows: AdmissionCounters;
+  verdict(counts: AdmissionCounts): void;
+  /** Takes the correction for `usage`, to send in the usage record's own script (once: later calls return null). */
+  takeCorrection(usage: TokenUsage): WindowCorrection | null;
+  /** Nothing is billed but `usage` still counts: the correction is sent now, on its own (once). */
+  correctNow(usage: TokenUsage): void;
+}
 
 interface MeterContext {
   request: MeteredRequest;
@@ -49,10 +71,10 @@ export class MeteringService implements BeforeApplicationShutdown {
   ) {
     this.recorder = new UsageRecorder(
       {
-        toRedis: (payload) =>
+        toRedis: (payload, correction) =>
           writesNow(this.redis)
             ? this.usage
-                .recordUsage(payload.accountId, payload.requestId, JSON.stringify(payload))
+                .recordUsage(payload.accountId, payload.requestId, JSON.stringify(payload), correction)
                 // Asked once the record is in Redis, so the job never runs before the record it is for.
                 .then(() => this.queue.requestSettlement())
             : null,
@@ -68,25 +90,35 @@ export class MeteringService implements BeforeApplicationShutdown {
   }
 
   /**
-   * Holds the request's worst-case cost; 403 insufficient_balance when the balance cannot cover it,
-   * 403 key_spend_limit_reached when the key's limit cannot.
+   * Holds the request's worst-case cost, counting `counters` in the same step; 403
+   * insufficient_balance when the balance cannot cover it, 403 key_spend_limit_reached when the
+   * key's limit cannot, whatever `counters.verdict` throws when a window refused.
    */
-  async admit(
-    request: MeteredRequest,
-    /** Told the usage being recorded (in the same Redis write), e.g. to correct the tokens-per-minute count. */
-    onRecorded: (usage: TokenUsage) => void,
-  ): Promise<CompletionMeter> {
+  async admit(request: MeteredRequest, counters: HeldCounters): Promise<CompletionMeter> {
     const { requestId, held } = request;
     // Any prompt token may turn out a cache write: held at the dearest prompt price.
     const hold = worstCaseCost(request.model, held.promptTokens, held.completionTokens);
     const key = { id: request.keyId, spendLimit: request.keySpendLimit };
-    const result = await this.hold(request.accountId, requestId, hold, key).catch((error: Error) => {
+    const { hold: result, counts } = await this.hold(request, hold, key, counters.windows).catch((error: Error) => {
       // Without a hold nothing can be billed safely, so nothing is relayed.
       this.logger.error({ err: error.message, reqId: requestId }, 'balance hold failed');
       throw new ApiError(ErrorKind.Overloaded, 'Billing is temporarily unavailable. Retry shortly.', null, undefined, {
         'retry-after': '10',
       });
     });
+    try {
+      counters.verdict(counts);
+    } catch (error) {
+      // A verdict refuses only what the script refused; should it ever refuse a request held, the hold goes back now.
+      if (result.outcome === 'held') {
+        await this.usage.release(request.accountId, requestId).catch(() => undefined);
+      }
+      throw error;
+    }
+    if (result.outcome === 'counterRefused') {
+      // The verdict throws for every refusal the script reports; this is a mismatch between the two.
+      throw new Error('a rate window refused the request but the verdict let it through');
+    }
     if (result.outcome === 'keyLimitReached') {
       throw new ApiError(
         ErrorKind.KeySpendLimitReached,
@@ -105,7 +137,7 @@ export class MeteringService implements BeforeApplicationShutdown {
     return {
       record: (outcome) => {
         recorded = true;
-        return this.record(context, outcome, onRecorded);
+        return this.record(context, outcome, counters);
       },
       // Once usage is recorded, settlement (or the fallback) owns the hold; releasing it early would
       // let it be spent twice. Redis refuses too when a recording landed whose reply never came back.
@@ -117,27 +149,30 @@ export class MeteringService implements BeforeApplicationShutdown {
    * The hold, loading the account's balance (and the limited key's spent) into Redis first if Redis
    * does not know them yet: at most one load of each, so three tries.
    */
-  private async hold(accountId: string, requestId: string, amount: bigint, key: HoldKey): Promise<HoldResult> {
+  private async hold(
+    request: MeteredRequest,
+    amount: bigint,
+    key: HoldKey,
+    counters: AdmissionCounters,
+  ): Promise<CountedHold> {
+    const { accountId, requestId } = request;
     for (let attempt = 0; attempt < 3; attempt++) {
-      const result = await this.gate.hold(accountId, requestId, amount, key);
+      const admitted = await this.gate.admit(accountId, requestId, amount, key, counters);
+      const result = admitted.hold;
       if (result.outcome === 'unknown') {
         const snapshot = await this.accounts.findBalanceSnapshot(accountId);
         await this.gate.sync(accountId, snapshot ?? { balance: 0n, version: 0n });
       } else if (result.outcome === 'keyUnknown') {
         await this.gate.syncKeySpent(accountId, key.id, await this.keySpend.findSpent(key.id));
       } else {
-        return result;
+        return admitted;
       }
     }
     // The epoch changed in between (Redis restarted just now): a 503, not a false 403.
     throw new Error('the balance snapshot was replaced while it loaded');
   }
 
-  private async record(
-    context: MeterContext,
-    result: MeteredResult,
-    onRecorded: (usage: TokenUsage) => void,
-  ): Promise<TokenUsage> {
+  private async record(context: MeterContext, result: MeteredResult, counters: HeldCounters): Promise<TokenUsage> {
     const { request } = context;
     // Our tokenizer may count differently from the upstream's: an estimate never exceeds what the
     // upstream was allowed to generate, which is also what the hold covered.
@@ -150,7 +185,7 @@ export class MeteringService implements BeforeApplicationShutdown {
     }
     if (result.status !== 'completed' && usage.completionTokens === 0) {
       // Cut off before a single token reached the client: like any error, it costs nothing.
-      onRecorded(usage);
+      counters.correctNow(usage);
       await this.release(context);
       return usage;
     }
@@ -178,11 +213,8 @@ export class MeteringService implements BeforeApplicationShutdown {
     };
     // The record leaves in this turn's write, before the answer's last bytes, which do not wait for
     // Redis's reply: the recorder retries a failed record, then settles it straight into Postgres.
-    // The caller's own Redis update (the token count's correction) leaves in the same write.
-    inOneWrite(this.redis, () => {
-      this.recorder.record(payload);
-      onRecorded(usage);
-    });
+    // The token windows' correction is made by the record's own script.
+    inOneWrite(this.redis, () => this.recorder.record(payload, counters.takeCorrection(usage)));
     await writeOfTurn(this.redis);
     return usage;
   }

@@ -1,3 +1,4 @@
+import { CORRECT_TOKENS } from 'src/common/redis/window-scripts';
 import { CLOSE_HOLD, REDIS_NOW_MS, SYNC_KEY_SPENT, SYNC_SNAPSHOT } from 'src/modules/ledger/balance-gate.scripts';
 
 // The Lua scripts behind UsageQueueService. Each runs atomically on Redis, in one round trip, on
@@ -25,11 +26,19 @@ if ARGV[7] ~= '' then syncKeySpent(KEYS[5], ARGV[6], KEYS[4], ARGV[7], ARGV[5]) 
 return closed`;
 
 // Claimable at once. NX: a recording replayed after a reconnect must not cut a worker's lease short.
-// KEYS: usage, due. ARGV: request id, payload. Returns how many usages the account has waiting:
-// 1 means the account may have had none, and the caller registers it (account-registry.ts).
+// The request's token windows are corrected to its real usage in the same step, once: only by the
+// copy that adds the usage while the request's hold is open. A replay finds the usage there, or,
+// once settlement has closed both, no hold. KEYS: usage, due, the account's holds, then the token
+// windows. ARGV: request id, payload, the tokens to add to the windows (negative: to take back).
+// Returns how many usages the account has waiting: 1 means the account may have had none, and the
+// caller registers it (account-registry.ts).
 export const RECORD_SCRIPT = `${REDIS_NOW_MS}
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+${CORRECT_TOKENS}
+local new = redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[2], 'NX', now, ARGV[1])
+if new == 1 and #KEYS > 3 and ARGV[3] ~= '0' and redis.call('HEXISTS', KEYS[3], ARGV[1]) == 1 then
+  correctTokens({unpack(KEYS, 4)}, ARGV[3])
+end
 return redis.call('ZCARD', KEYS[2])`;
 
 // Claims up to ARGV[1] of the account's recorded usages claimable now by moving them ARGV[2] ms

@@ -5,6 +5,7 @@ import { inOneWrite } from 'src/common/redis/one-write';
 import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { runScript } from 'src/common/redis/run-script';
+import { WindowCorrection } from 'src/common/redis/window-scripts';
 import { DUE_PATTERN, USAGE_ACCOUNTS, usageKeys } from 'src/modules/billing/usage-queue.keys';
 import {
   BACKLOG_SCRIPT,
@@ -13,6 +14,7 @@ import {
   RELEASE_SCRIPT,
   RETRY_LATER_SCRIPT,
 } from 'src/modules/billing/usage-queue.scripts';
+import { balanceKeys } from 'src/modules/ledger/balance-gate.keys';
 import { BalanceSnapshot, holdKeys } from 'src/modules/ledger/balance-gate.service';
 
 /** A failed settlement is tried again after this, doubling per attempt up to RETRY_MAX_MS, jittered. */
@@ -54,7 +56,8 @@ export class UsageQueueService {
 
   constructor(@Inject(REDIS) private readonly redis: RedisClient) {
     this.redis.defineCommand('gatewayRelease', { numberOfKeys: 8, lua: RELEASE_SCRIPT });
-    this.redis.defineCommand('gatewayRecordUsage', { numberOfKeys: 2, lua: RECORD_SCRIPT });
+    // No fixed key count: the token windows corrected with a record vary.
+    this.redis.defineCommand('gatewayRecordUsage', { lua: RECORD_SCRIPT });
     this.redis.defineCommand('gatewayClaimUsage', { numberOfKeys: 3, lua: CLAIM_SCRIPT });
     this.redis.defineCommand('gatewayRetryLater', { numberOfKeys: 2, lua: RETRY_LATER_SCRIPT });
     this.redis.defineCommand('gatewayUsageBacklog', { numberOfKeys: 2, lua: BACKLOG_SCRIPT });
@@ -92,13 +95,29 @@ export class UsageQueueService {
    * recording, which the recorder tries again (both steps are idempotent), registering then
    * whatever the account has waiting, or settles in Postgres. A recording that failed may still
    * have run (its reply was lost): the account is registered then too, after the failure, so a
-   * worker finds such a record and closes it.
+   * worker finds such a record and closes it. `correction` (the request's token windows) is made in
+   * the same script, once however often the recording is tried.
    */
-  async recordUsage(accountId: string, requestId: string, payload: string): Promise<void> {
+  async recordUsage(
+    accountId: string,
+    requestId: string,
+    payload: string,
+    correction: WindowCorrection | null = null,
+  ): Promise<void> {
     const { usage, due } = usageKeys(accountId);
+    const keys = [usage, due, balanceKeys(accountId).holds, ...(correction?.keys ?? [])];
+    const delta = String(correction?.delta ?? 0);
     let waiting: number;
     try {
-      waiting = await runScript<number>(this.redis, 'gatewayRecordUsage', usage, due, requestId, payload);
+      waiting = await runScript<number>(
+        this.redis,
+        'gatewayRecordUsage',
+        keys.length,
+        ...keys,
+        requestId,
+        payload,
+        delta,
+      );
     } catch (error) {
       await this.register(accountId, requestId).catch(() => undefined);
       throw error;

@@ -1,5 +1,6 @@
 import { metrics } from 'src/common/metrics/metrics';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
+import { WindowCorrection } from 'src/common/redis/window-scripts';
 import { RecordingTimings, UsageRecorder, UsageSink } from 'src/modules/billing/usage-recorder';
 import { settlePayload } from 'test/support/settle-payload';
 import { newTestLogger } from 'test/support/test-service';
@@ -44,7 +45,9 @@ describe(UsageRecorder.name, () => {
 
   beforeEach(async () => {
     sink = {
-      toRedis: jest.fn<Promise<unknown> | null, [SettleCompletionPayload]>(() => Promise.resolve(1)),
+      toRedis: jest.fn<Promise<unknown> | null, [SettleCompletionPayload, WindowCorrection | null]>(() =>
+        Promise.resolve(1),
+      ),
       toPostgres: jest.fn<Promise<void>, [SettleCompletionPayload]>(() => Promise.resolve()),
     };
     logger = newTestLogger();
@@ -64,7 +67,7 @@ describe(UsageRecorder.name, () => {
 
   it('should send the record in the caller turn and count nothing when Redis takes it', async () => {
     expect(sut.record(usage)).toBe(true);
-    expect(sink.toRedis).toHaveBeenCalledWith(usage);
+    expect(sink.toRedis).toHaveBeenCalledWith(usage, null);
 
     await followedUp();
     expect(sink.toRedis).toHaveBeenCalledTimes(1);
@@ -72,13 +75,15 @@ describe(UsageRecorder.name, () => {
     expect(await countedSince(before)).toEqual({});
   });
 
-  it('should say the record did not leave when Redis is not connected, and retry it', async () => {
+  it('should say the record did not leave when Redis is not connected, and retry it with its correction', async () => {
     sink.toRedis.mockReturnValueOnce(null);
+    const correction = { keys: ['tpm'], delta: -40 };
 
-    expect(sut.record(usage)).toBe(false);
+    expect(sut.record(usage, correction)).toBe(false);
 
     await followedUp();
     expect(sink.toRedis).toHaveBeenCalledTimes(2);
+    expect(sink.toRedis).toHaveBeenLastCalledWith(usage, correction);
     expect(sink.toPostgres).not.toHaveBeenCalled();
     expect(await countedSince(before)).toEqual({ retried_ok: 1 });
   });

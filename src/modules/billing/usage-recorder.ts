@@ -1,14 +1,16 @@
 import { Logger } from 'pino';
 import { metrics } from 'src/common/metrics/metrics';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
+import { WindowCorrection } from 'src/common/redis/window-scripts';
 
 /** The two places a completion's usage can be made durable. */
 export interface UsageSink {
   /**
    * Sends the usage record to Redis in the caller's turn, settling with Redis's reply; null when it
-   * cannot leave now (not connected), so the caller takes the failure path instead of waiting.
+   * cannot leave now (not connected), so the caller takes the failure path instead of waiting. The
+   * token windows' correction goes with it (made once, however often it is sent).
    */
-  toRedis(usage: SettleCompletionPayload): Promise<unknown> | null;
+  toRedis(usage: SettleCompletionPayload, correction: WindowCorrection | null): Promise<unknown> | null;
   /** Settles the usage straight into Postgres, charging it at most once (by request id), and closes its hold. */
   toPostgres(usage: SettleCompletionPayload): Promise<void>;
 }
@@ -40,6 +42,9 @@ export const RECORDING_TIMINGS: RecordingTimings = {
   hurriedPauseMs: 250,
 };
 
+/** One attempt to record a usage in Redis (UsageSink.toRedis with its correction). */
+type Send = () => Promise<unknown> | null;
+
 type FailureOutcome = 'retried_ok' | 'fallback_settled' | 'fallback_failed' | 'lost';
 
 /**
@@ -65,9 +70,11 @@ export class UsageRecorder {
   ) {}
 
   /** Sends the usage to Redis now and follows it up in the background; true when it left in this turn. */
-  record(usage: SettleCompletionPayload): boolean {
-    const reply = this.sink.toRedis(usage);
-    const following = this.follow(usage, reply);
+  record(usage: SettleCompletionPayload, correction: WindowCorrection | null = null): boolean {
+    // Every attempt on Redis carries the correction (a usage settled in Postgres leaves the estimate counted).
+    const send = () => this.sink.toRedis(usage, correction);
+    const reply = send();
+    const following = this.follow(usage, reply, send);
     this.pending.set(following, usage);
     void following.then(() => this.pending.delete(following));
     return reply !== null;
@@ -108,10 +115,10 @@ export class UsageRecorder {
     }
   }
 
-  private async follow(usage: SettleCompletionPayload, reply: Promise<unknown> | null): Promise<void> {
+  private async follow(usage: SettleCompletionPayload, reply: Promise<unknown> | null, send: Send): Promise<void> {
     try {
-      if (!(await this.recordedInRedis(usage, reply))) {
-        await this.fallBack(usage);
+      if (!(await this.recordedInRedis(usage, reply, send))) {
+        await this.fallBack(usage, send);
       }
     } catch (error) {
       // A bug, not an outage: nothing here may become an unhandled rejection.
@@ -120,7 +127,11 @@ export class UsageRecorder {
   }
 
   /** The first attempt's reply, then up to the bounded number of attempts. */
-  private async recordedInRedis(usage: SettleCompletionPayload, first: Promise<unknown> | null): Promise<boolean> {
+  private async recordedInRedis(
+    usage: SettleCompletionPayload,
+    first: Promise<unknown> | null,
+    send: Send,
+  ): Promise<boolean> {
     let reply = first;
     for (let attempt = 1; ; attempt++) {
       const failure = await this.confirmation(reply);
@@ -138,12 +149,12 @@ export class UsageRecorder {
         return false;
       }
       await this.pause(this.timings.retryPauseMs * attempt);
-      reply = this.hurrying ? null : this.sink.toRedis(usage);
+      reply = this.hurrying ? null : send();
     }
   }
 
   /** Postgres, and Redis again between its attempts: whichever takes the usage first. */
-  private async fallBack(usage: SettleCompletionPayload): Promise<void> {
+  private async fallBack(usage: SettleCompletionPayload, send: Send): Promise<void> {
     const since = performance.now();
     for (let round = 1; ; round++) {
       try {
@@ -170,7 +181,7 @@ export class UsageRecorder {
       }
       const backoff = Math.min(this.timings.fallbackPauseMaxMs, this.timings.fallbackPauseMs * 2 ** (round - 1));
       await this.pause(this.hurrying ? this.timings.hurriedPauseMs : backoff);
-      if (!this.hurrying && (await this.confirmation(this.sink.toRedis(usage))) === null) {
+      if (!this.hurrying && (await this.confirmation(send())) === null) {
         this.count('retried_ok');
         return;
       }

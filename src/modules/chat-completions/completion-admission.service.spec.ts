@@ -36,6 +36,10 @@ const principal: ApiKeyPrincipal = {
 const body = { model: 'm', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 10, user: 'u1' };
 const limits = { rpm: 60, tpm: 10_000, endUserRpm: null, endUserTpm: null };
 const tooMany = () => new ApiError(ErrorKind.RateLimited, 'too many');
+const scope = { accountId: 'acct', modelId: 'm', user: 'u1' };
+const requestWindows = { scope, keys: ['rl'], limits: [60], ttlMs: 60_000 };
+const tokenWindows = { scope, keys: ['tpm'], limits: [10_000], amount: 0, ttlMs: 60_000, resetMs: 1_000 };
+const counted = { requests: { refusedBy: -1, hits: 1, resetMs: 60_000 }, tokens: { refusedBy: -1, used: 20 } };
 
 /** A reply whose socket can be hung up, and whose headers are collected. */
 function fakeReply() {
@@ -53,9 +57,18 @@ async function setup() {
   const releaseSlot = jest.fn();
   deps(CatalogService).get.mockImplementation((id) => (id === 'm' ? model : undefined));
   deps(RateLimitPolicy).limitsFor.mockReturnValue(limits);
-  deps(RequestRateLimiter).admit.mockResolvedValue(undefined);
-  deps(TokenRateLimiter).admit.mockResolvedValue({ settle, headers: { 'x-ratelimit-limit-tokens': '10000' } });
-  deps(MeteringService).admit.mockResolvedValue(meter);
+  deps(RequestRateLimiter).windows.mockReturnValue(requestWindows);
+  deps(TokenRateLimiter).windows.mockImplementation((scope, _limits, amount) => ({ ...tokenWindows, scope, amount }));
+  deps(TokenRateLimiter).verdict.mockReturnValue({
+    settle,
+    takeCorrection: jest.fn(),
+    headers: { 'x-ratelimit-limit-tokens': '10000' },
+  });
+  // Like the real one: the windows' verdict first, then the hold's outcome.
+  deps(MeteringService).admit.mockImplementation((_metered, counters) => {
+    counters?.verdict(counted);
+    return Promise.resolve(meter);
+  });
   deps(ConcurrencyLimiter).acquire.mockResolvedValue(releaseSlot);
   return { sut, deps, meter, settle, releaseSlot };
 }
@@ -68,11 +81,18 @@ describe(CompletionAdmission.name, () => {
     const admitted = await sut.admit(principal, body, 'req_1', reply);
 
     expect(admitted).toMatchObject({ chat: { model, maxTokens: 10, n: 1 }, body, limits, meter });
-    const scope = { accountId: 'acct', modelId: 'm', user: 'u1' };
-    expect(deps(RequestRateLimiter).admit).toHaveBeenCalledWith(scope, limits, expect.any(Function));
-    const [, , estimate] = deps(TokenRateLimiter).admit.mock.calls[0];
-    const [metered] = deps(MeteringService).admit.mock.calls[0];
+    expect(deps(RequestRateLimiter).windows).toHaveBeenCalledWith(scope, limits);
+    const [, , estimate] = deps(TokenRateLimiter).windows.mock.calls[0];
+    const [metered, counters] = deps(MeteringService).admit.mock.calls[0];
     expect(metered).toMatchObject({ requestId: 'req_1', accountId: 'acct', keyId: 'key', model });
+    // The windows are counted in the hold's own step, and their verdict read from its counts.
+    expect(counters?.windows).toEqual({ requests: requestWindows, tokens: { ...tokenWindows, amount: estimate } });
+    expect(deps(RequestRateLimiter).verdict).toHaveBeenCalledWith(
+      requestWindows,
+      counted.requests,
+      expect.any(Function),
+    );
+    expect(deps(TokenRateLimiter).verdict).toHaveBeenCalledWith(expect.anything(), counted.tokens);
     // The hold covers the prompt and the output cap; the tokens per minute count the same.
     expect(metered.held.completionTokens).toBe(10);
     expect(estimate).toBe(metered.held.promptTokens + 10);
@@ -92,29 +112,32 @@ describe(CompletionAdmission.name, () => {
       param: 'model',
     });
 
-    expect(deps(RequestRateLimiter).admit).not.toHaveBeenCalled();
+    expect(deps(RequestRateLimiter).windows).not.toHaveBeenCalled();
     expect(deps(MeteringService).admit).not.toHaveBeenCalled();
     expect(deps(ConcurrencyLimiter).acquire).not.toHaveBeenCalled();
   });
 
-  it('should give the tokens and the hold back when the requests per minute refuse, answering that refusal', async () => {
+  it('should answer the requests-per-minute refusal, with nothing held to give back', async () => {
     const { sut, deps, meter, settle } = await setup();
-    deps(RequestRateLimiter).admit.mockRejectedValue(tooMany());
+    deps(RequestRateLimiter).verdict.mockImplementation(() => {
+      throw tooMany();
+    });
 
     await expect(sut.admit(principal, body, 'req_1', fakeReply().reply)).rejects.toMatchObject({ message: 'too many' });
 
-    expect(settle).toHaveBeenCalledWith(0);
-    expect(meter.release).toHaveBeenCalled();
+    expect(deps(TokenRateLimiter).verdict).not.toHaveBeenCalled();
+    expect(settle).not.toHaveBeenCalled();
+    expect(meter.release).not.toHaveBeenCalled();
     expect(deps(ConcurrencyLimiter).acquire).not.toHaveBeenCalled();
   });
 
-  it('should give the tokens back when the balance cannot cover the hold', async () => {
+  it('should answer a balance refusal with no slot taken and no tokens to give back (the script counts them only with the hold)', async () => {
     const { sut, deps, settle } = await setup();
     deps(MeteringService).admit.mockRejectedValue(new ApiError(ErrorKind.InsufficientBalance, 'no money'));
 
     await expect(sut.admit(principal, body, 'req_1', fakeReply().reply)).rejects.toMatchObject({ status: 403 });
 
-    expect(settle).toHaveBeenCalledWith(0);
+    expect(settle).not.toHaveBeenCalled();
     expect(deps(ConcurrencyLimiter).acquire).not.toHaveBeenCalled();
   });
 
@@ -189,7 +212,9 @@ describe(CompletionAdmission.name, () => {
 
     it('should never start the relay of a refused request', async () => {
       const { sut, deps } = await setup();
-      deps(RequestRateLimiter).admit.mockRejectedValue(tooMany());
+      deps(RequestRateLimiter).verdict.mockImplementation(() => {
+        throw tooMany();
+      });
       const relay = jest.fn();
 
       await expect(sut.run(principal, request, fakeReply().reply, relay)).rejects.toMatchObject({ status: 429 });

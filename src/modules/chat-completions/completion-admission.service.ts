@@ -64,7 +64,7 @@ export const admitChatRequest: RequestValidator<ChatAdmission> = (body, findMode
 
 /**
  * Whether a request may run, in this order: validate the body with the route's own step (400); in one
- * Redis write and round trip, count the request (429 requests per minute), its estimated tokens (429
+ * Redis script and round trip, count the request (429 requests per minute), its estimated tokens (429
  * tokens per minute) and hold its worst-case cost (403 insufficient_balance); then take a slot of
  * this process (503 when overloaded). A refusal at any step gives back what the earlier ones took
  * (a request that reached the counting stays counted).
@@ -186,9 +186,9 @@ export class CompletionAdmission {
   }
 
   /**
-   * Requests per minute, tokens per minute and the balance hold are independent, so the three Redis
-   * calls leave in one write and are in flight at once. When one refuses, the tokens and the hold
-   * are given back; the first refusal in that order is the answer.
+   * Requests per minute, tokens per minute and the balance hold are counted by one Redis script in
+   * the account's slot (BalanceGateService.admit): the first refusal in that order is the answer,
+   * and a refused request leaves nothing to give back but its place in the request windows.
    */
   private async count(
     scope: LimitScope,
@@ -198,9 +198,11 @@ export class CompletionAdmission {
     setHeaders: (headers: Record<string, string>) => void,
   ): Promise<{ tokens: TokenAdmission; meter: CompletionMeter }> {
     const { principal, requestId, model } = request;
+    const requestWindows = this.requestLimiter.windows(scope, limits);
+    const tokenWindows = this.tokenLimiter.windows(scope, limits, held.promptTokens + held.completionTokens);
     // Usage is recorded long after admission; by then the token admission is known.
     const admitted: { tokens?: TokenAdmission } = {};
-    const onRecorded = (usage: TokenUsage) => admitted.tokens?.settle(usage.promptTokens + usage.completionTokens);
+    const actual = (usage: TokenUsage) => usage.promptTokens + usage.completionTokens;
     const metered = {
       requestId,
       accountId: principal.accountId,
@@ -209,25 +211,19 @@ export class CompletionAdmission {
       model,
       held,
     };
-    const [requests, tokens, meter] = await inOneWrite(this.redis, () =>
-      Promise.allSettled([
-        this.requestLimiter.admit(scope, limits, setHeaders),
-        this.tokenLimiter.admit(scope, limits, held.promptTokens + held.completionTokens),
-        this.metering.admit(metered, onRecorded),
-      ]),
+    // The script leaves in the turn's one write, with the other requests' of the same turn.
+    const meter = await inOneWrite(this.redis, () =>
+      this.metering.admit(metered, {
+        windows: { requests: requestWindows, tokens: tokenWindows },
+        verdict: (counts) => {
+          this.requestLimiter.verdict(requestWindows, counts.requests, setHeaders);
+          admitted.tokens = this.tokenLimiter.verdict(tokenWindows, counts.tokens);
+        },
+        takeCorrection: (usage) => admitted.tokens?.takeCorrection(actual(usage)) ?? null,
+        correctNow: (usage) => admitted.tokens?.settle(actual(usage)),
+      }),
     );
-    if (requests.status === 'rejected' || tokens.status === 'rejected' || meter.status === 'rejected') {
-      if (tokens.status === 'fulfilled') {
-        tokens.value.settle(0);
-      }
-      if (meter.status === 'fulfilled') {
-        await meter.value.release();
-      }
-      const refusal = [requests, tokens, meter].find((outcome) => outcome.status === 'rejected');
-      throw (refusal as PromiseRejectedResult).reason;
-    }
-    admitted.tokens = tokens.value;
-    return { tokens: tokens.value, meter: meter.value };
+    return { tokens: admitted.tokens!, meter };
   }
 }
 

@@ -30,7 +30,7 @@ export function balanceKeys(accountId: string): BalanceKeys {
 }
 
 /**
- * The keys of an account's holds, in the order the scripts take them (HOLD_SCRIPT, and billing's
+ * The keys of an account's holds, in the order the scripts take them (ADMIT_SCRIPT, and billing's
  * scripts that close a hold with CLOSE_HOLD and SYNC_SNAPSHOT).
  */
 export function holdKeys(accountId: string): [string, string, string, string, string] {

@@ -1,3 +1,5 @@
+import { REQUEST_WINDOWS, TOKEN_WINDOWS } from 'src/common/redis/window-scripts';
+
 // The Lua scripts behind BalanceGateService. Each runs atomically on Redis, in one round trip, and
 // touches only keys it is given, all in one account's slot (balance-gate.keys.ts): the account's
 // snapshot hash, its open holds and their opened-at index, its epoch hash and its keys' spend hash.
@@ -24,40 +26,78 @@ const RUN_ID = `local function runId() return string.match(redis.call('INFO', 's
 // stamped with the run id of the server holding the account's slot: after that server restarts (or
 // is restored from an older copy) the run id differs, the account's epoch changes on its next hold,
 // and its snapshots reload from Postgres. On a cluster only the restarted master's accounts reload.
-// KEYS: snapshot, holds, opened, epoch, keySpend. ARGV: request id, amount, a new epoch id, the key's
-// id, the key's limit (nano-dollars; '' for none).
-// Returns {status, amount, first}: 1 held (first = 1 when it is the account's only open hold: the
-// caller registers the account for the sweeper), 0 insufficient (with what is available), -1 no
-// snapshot of this epoch, -2 a new epoch (the server restarted), -3 the key's spend is not of this
-// epoch and loads first, -4 over the key's limit (with what is left).
 // The hold checks the run id itself rather than trusting a client's check after a reconnect: the
 // client re-sends a hold that was in flight when the connection dropped, and it must not pass
 // against restored data.
-export const HOLD_SCRIPT = `${REDIS_NOW_MS}
+//
+// The admission's counters are counted in the same step as the hold, all in the account's slot
+// (window-scripts.ts): requests per minute, then tokens per minute, then the hold, the first refusal
+// answering. Nothing is counted before the snapshots are known to be of this epoch, so that the
+// caller may load them and run the script again. A request refused by its tokens or its balance
+// stays counted in its request windows (it reached the counting); its tokens are counted only with
+// the hold. A repeat of a request whose hold is open (a re-send after a reconnect) counts nothing.
+//
+// KEYS: snapshot, holds, opened, epoch, keySpend, then the request windows, then the token windows.
+// ARGV: request id, amount, a new epoch id, the key's id, the key's limit (nano-dollars; '' for
+// none), the number of request windows, the number of token windows, the request windows' ttl, the
+// tokens counted, the token windows' ttl, then the request windows' limits, then the token windows'.
+// Returns {status, amount, first, requests refused by, requests hits, requests ms left, tokens
+// refused by, tokens used}. Status: 1 held (first = 1 when it is the account's only open hold: the
+// caller registers the account for the sweeper), 0 insufficient (with what is available), -1 no
+// snapshot of this epoch, -2 a new epoch (the server restarted), -3 the key's spend is not of this
+// epoch and loads first, -4 over the key's limit (with what is left), -5 a window refused (its index
+// among the request or the token windows, 1-based). Hits and ms left are the first request window's,
+// or the refusing one's; tokens used are the first token window's, or the refusing one's, after this
+// request's when held.
+export const ADMIT_SCRIPT = `${REDIS_NOW_MS}
 ${RUN_ID}
+${REQUEST_WINDOWS}
+${TOKEN_WINDOWS}
+local requestCount, tokenCount = tonumber(ARGV[6]), tonumber(ARGV[7])
+local requestKeys = {unpack(KEYS, 6, 5 + requestCount)}
+local tokenKeys = {unpack(KEYS, 6 + requestCount, 5 + requestCount + tokenCount)}
+local requestLimits = {unpack(ARGV, 11, 10 + requestCount)}
+local tokenLimits = {unpack(ARGV, 11 + requestCount, 10 + requestCount + tokenCount)}
+local requestTtls = {}
+for i = 1, requestCount do requestTtls[i] = ARGV[8] end
+local tokens = tonumber(ARGV[9])
 local server = runId()
 local stamped = redis.call('HGET', KEYS[4], 'runId')
 if stamped ~= server then
   redis.call('HSET', KEYS[4], 'id', ARGV[3], 'runId', server)
-  return {stamped and -2 or -1, '0', 0}
+  return {stamped and -2 or -1, '0', 0, 0, 0, 0, 0, 0}
 end
 local snapshot = redis.call('HMGET', KEYS[1], 'balance', 'reserved', 'epoch')
 local epoch = redis.call('HGET', KEYS[4], 'id')
-if (not snapshot[1]) or (not epoch) or snapshot[3] ~= epoch then return {-1, '0', 0} end
-if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return {1, '0', 0} end
-local available = tonumber(snapshot[1]) - tonumber(snapshot[2] or '0')
-if available < tonumber(ARGV[2]) then return {0, tostring(available), 0} end
+if (not snapshot[1]) or (not epoch) or snapshot[3] ~= epoch then return {-1, '0', 0, 0, 0, 0, 0, 0} end
+local key = nil
 if ARGV[5] ~= '' then
-  local key = redis.call('HMGET', KEYS[5], ARGV[4] .. ':spent', ARGV[4] .. ':reserved', ARGV[4] .. ':epoch')
-  if (not key[1]) or key[3] ~= epoch then return {-3, '0', 0} end
-  local left = tonumber(ARGV[5]) - tonumber(key[1]) - tonumber(key[2] or '0')
-  if left < tonumber(ARGV[2]) then return {-4, tostring(left), 0} end
+  key = redis.call('HMGET', KEYS[5], ARGV[4] .. ':spent', ARGV[4] .. ':reserved', ARGV[4] .. ':epoch')
+  if (not key[1]) or key[3] ~= epoch then return {-3, '0', 0, 0, 0, 0, 0, 0} end
 end
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then
+  local hits = requestCount > 0 and tonumber(redis.call('GET', requestKeys[1]) or '0') or 0
+  local ttl = requestCount > 0 and redis.call('PTTL', requestKeys[1]) or 0
+  local used = tokenCount > 0 and tonumber(redis.call('GET', tokenKeys[1]) or '0') or 0
+  return {1, '0', 0, 0, hits, ttl, 0, used}
+end
+local refused, hits, ttl = requestsRefusedBy(requestKeys, requestLimits)
+if refused then return {-5, '0', 0, refused, hits, ttl, 0, 0} end
+hits, ttl = countRequests(requestKeys, requestTtls)
+local over, used = tokensRefusedBy(tokenKeys, tokenLimits, tokens)
+if over then return {-5, '0', 0, 0, hits, ttl, over, used} end
+local available = tonumber(snapshot[1]) - tonumber(snapshot[2] or '0')
+if available < tonumber(ARGV[2]) then return {0, tostring(available), 0, 0, hits, ttl, 0, used} end
+if key then
+  local left = tonumber(ARGV[5]) - tonumber(key[1]) - tonumber(key[2] or '0')
+  if left < tonumber(ARGV[2]) then return {-4, tostring(left), 0, 0, hits, ttl, 0, used} end
+end
+if tokenCount > 0 then used = countTokens(tokenKeys, ARGV[9], ARGV[10]) end
 redis.call('HINCRBY', KEYS[1], 'reserved', ARGV[2])
 redis.call('HINCRBY', KEYS[5], ARGV[4] .. ':reserved', ARGV[2])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. ':' .. ARGV[4])
 redis.call('ZADD', KEYS[3], now, ARGV[1])
-return {1, '0', redis.call('HLEN', KEYS[2]) == 1 and 1 or 0}`;
+return {1, '0', redis.call('HLEN', KEYS[2]) == 1 and 1 or 0, 0, hits, ttl, 0, used}`;
 
 // The account's epoch, made (stamped with this server's run id) when it has none.
 const EPOCH_OF = `${RUN_ID}

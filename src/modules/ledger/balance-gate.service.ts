@@ -15,7 +15,7 @@ import {
   OPENED_PATTERN,
 } from 'src/modules/ledger/balance-gate.keys';
 import {
-  HOLD_SCRIPT,
+  ADMIT_SCRIPT,
   RESYNC_SCRIPT,
   STALE_HOLDS_SCRIPT,
   SYNC_KEY_SCRIPT,
@@ -29,6 +29,8 @@ const ACCOUNTS_AT_ONCE = 32;
 
 export type HoldResult =
   | { outcome: 'held' }
+  /** A counter refused the request (AdmissionCounts say which): nothing was held. */
+  | { outcome: 'counterRefused' }
   | { outcome: 'insufficient'; available: bigint }
   | { outcome: 'keyLimitReached'; left: bigint }
   /** Redis has no balance snapshot of this epoch for the account: load it from Postgres. */
@@ -51,6 +53,35 @@ export interface HoldKey {
   id: string;
   spendLimit: bigint | null;
 }
+
+/**
+ * Rate windows in the account's slot, counted in the same step as a hold (ADMIT_SCRIPT): the
+ * requests' first, then the tokens', the first refusal answering.
+ */
+export interface AdmissionCounters {
+  /** Fixed windows started by their first request, each `ttlMs` long: one request counts in each, unless one is full. */
+  requests: { keys: string[]; limits: number[]; ttlMs: number };
+  /** Clock-aligned windows: `amount` counts in each when the hold is taken, unless it would pass a limit. */
+  tokens: { keys: string[]; limits: number[]; amount: number; ttlMs: number };
+}
+
+/** What the counters said. Indexes are 0-based into the counters' keys; -1: none refused. */
+export interface AdmissionCounts {
+  requests: { refusedBy: number; hits: number; resetMs: number };
+  tokens: { refusedBy: number; used: number };
+}
+
+/** A hold taken (or refused) together with its counters. */
+export interface CountedHold {
+  hold: HoldResult;
+  counts: AdmissionCounts;
+}
+
+/** No windows: a hold alone. */
+const NO_COUNTERS: AdmissionCounters = {
+  requests: { keys: [], limits: [], ttlMs: 0 },
+  tokens: { keys: [], limits: [], amount: 0, ttlMs: 0 },
+};
 
 export interface BalanceSnapshot {
   balance: bigint;
@@ -83,7 +114,8 @@ export class BalanceGateService {
     @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    this.redis.defineCommand('gatewayHold', { numberOfKeys: 5, lua: HOLD_SCRIPT });
+    // No fixed key count: the number of windows varies, so calls pass the count first.
+    this.redis.defineCommand('gatewayAdmit', { lua: ADMIT_SCRIPT });
     this.redis.defineCommand('gatewaySync', { numberOfKeys: 2, lua: SYNC_SCRIPT });
     this.redis.defineCommand('gatewaySyncKeySpent', { numberOfKeys: 2, lua: SYNC_KEY_SCRIPT });
     this.redis.defineCommand('gatewayResync', { numberOfKeys: 2, lua: RESYNC_SCRIPT });
@@ -102,22 +134,58 @@ export class BalanceGateService {
 
   /**
    * Reserves `amount` for `requestId` if the available balance covers it, and the key's limit (if
-   * any) its spent + open holds + this one; a repeat of the same request is a no-op.
+   * any) its spent + open holds + this one; a repeat of the same request is a no-op. A hold with no
+   * windows counted (requests are admitted by `admit`): for tests and tools that hold outside a request.
    */
   async hold(accountId: string, requestId: string, amount: bigint, key: HoldKey): Promise<HoldResult> {
+    return (await this.admit(accountId, requestId, amount, key, NO_COUNTERS)).hold;
+  }
+
+  /**
+   * The hold, with `counters` counted in the same step: a request whose windows refuse it is
+   * not held ('counterRefused'); one refused by its balance or key stays counted in its request
+   * windows, not in its token windows. When the snapshots must load first ('unknown',
+   * 'keyUnknown'), nothing was counted.
+   */
+  async admit(
+    accountId: string,
+    requestId: string,
+    amount: bigint,
+    key: HoldKey,
+    counters: AdmissionCounters,
+  ): Promise<CountedHold> {
     if (!this.epochChecked) {
       await this.epochReady();
     }
-    const [status, available, first] = await runScript<[number, string, number]>(
+    const { requests, tokens } = counters;
+    const keys = [...holdKeys(accountId), ...requests.keys, ...tokens.keys];
+    const reply = await runScript<[number, string, number, number, number, number, number, number]>(
       this.redis,
-      'gatewayHold',
-      ...holdKeys(accountId),
+      'gatewayAdmit',
+      keys.length,
+      ...keys,
       requestId,
       amount.toString(),
       randomUUID(),
       key.id,
       key.spendLimit?.toString() ?? '',
+      requests.keys.length,
+      tokens.keys.length,
+      requests.ttlMs,
+      tokens.amount,
+      tokens.ttlMs,
+      ...requests.limits,
+      ...tokens.limits,
     );
+    const [status, available, first, requestsRefusedBy, hits, resetMs, tokensRefusedBy, used] = reply;
+    const counts: AdmissionCounts = {
+      requests: { refusedBy: requestsRefusedBy - 1, hits, resetMs },
+      tokens: { refusedBy: tokensRefusedBy - 1, used },
+    };
+    return { hold: this.holdResult(accountId, status, available, first), counts };
+  }
+
+  private holdResult(accountId: string, status: number, available: string, first: number): HoldResult {
     switch (status) {
       case 1:
         if (first === 1) {
@@ -130,6 +198,8 @@ export class BalanceGateService {
         return { outcome: 'held' };
       case 0:
         return { outcome: 'insufficient', available: BigInt(available) };
+      case -5:
+        return { outcome: 'counterRefused' };
       case -4:
         return { outcome: 'keyLimitReached', left: BigInt(available) };
       case -3:
@@ -290,7 +360,7 @@ export class BalanceGateService {
   }
 
   /**
-   * That the connection answers. Epochs are each account's own (HOLD_SCRIPT stamps them with the
+   * That the connection answers. Epochs are each account's own (ADMIT_SCRIPT stamps them with the
    * run id of the server holding the account): a restarted server is noticed by the first hold of
    * each account on it, not here.
    */

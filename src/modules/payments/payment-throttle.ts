@@ -19,8 +19,8 @@ export class PaymentThrottle {
 
   /** Counts one try in every window, or refuses it with 429 and `retry-after`, saying `what` was refused. */
   async admit(windows: Window[], what: string): Promise<void> {
-    const record = await this.failures.check(() => this.storage.incrementWindows(windows, MINUTE_MS), null, 'closed');
-    if (record && record.refusedBy >= 0) {
+    const record = await this.failures.check(() => this.storage.incrementWindows(windows, MINUTE_MS));
+    if (record.refusedBy >= 0) {
       const retryAfter = Math.max(1, Math.ceil(record.resetMs / 1000));
       throw new ApiError(ErrorKind.RateLimited, `Too many ${what}. Retry after ${retryAfter}s.`, null, undefined, {
         'retry-after': String(retryAfter),

@@ -3,29 +3,24 @@ import { Logger } from 'pino';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { LOGGER } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
-import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 
 const LOG_EVERY_MS = 5_000;
 
 /**
- * What a limit check does when Redis cannot answer: let the request through (open, the default:
- * an outage of the limiter is not an outage of the API) or refuse it with 503 (closed). Either
- * way it is counted and logged, and the next check tries Redis again, so recovery needs nothing.
+ * What a limit check does when Redis cannot answer: refuse with 503. Every limit that runs on its
+ * own (sign-ins, account-security mails, top-ups, redemptions) must hold during an outage:
+ * unthrottled, it would open accounts to guessing. The completion routes' limits are counted in the
+ * balance hold's own script, which fails with it. A failure is counted and logged (at most every
+ * few seconds), and the next check tries Redis again, so recovery needs nothing.
  */
 @Injectable()
 export class LimiterFailurePolicy {
   private lastLogged = 0;
 
-  constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
+  constructor(@Inject(LOGGER) private readonly logger: Logger) {}
 
-  /**
-   * Runs a limit check; on a Redis failure returns `fallback` (open) or throws 503 (closed). `failMode`
-   * overrides RATE_LIMIT_FAIL_MODE for a limit that must hold even during an outage.
-   */
-  async check<T>(run: () => Promise<T>, fallback: T, failMode = this.config.rateLimits.failMode): Promise<T> {
+  /** Runs a limit check; on a Redis failure throws 503 (a limit decision passes through untouched). */
+  async check<T>(run: () => Promise<T>): Promise<T> {
     try {
       return await run();
     } catch (error) {
@@ -36,20 +31,17 @@ export class LimiterFailurePolicy {
       const now = Date.now();
       if (now - this.lastLogged > LOG_EVERY_MS) {
         this.lastLogged = now;
-        this.logger.error({ err: (error as Error).message, mode: failMode }, 'rate limiter unavailable');
+        this.logger.error({ err: (error as Error).message }, 'rate limiter unavailable');
       }
-      if (failMode === 'closed') {
-        throw new ApiError(
-          ErrorKind.Overloaded,
-          'Rate limiting is temporarily unavailable. Retry shortly.',
-          null,
-          undefined,
-          {
-            'retry-after': '10',
-          },
-        );
-      }
-      return fallback;
+      throw new ApiError(
+        ErrorKind.Overloaded,
+        'Rate limiting is temporarily unavailable. Retry shortly.',
+        null,
+        undefined,
+        {
+          'retry-after': '10',
+        },
+      );
     }
   }
 }

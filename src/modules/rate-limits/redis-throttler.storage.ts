@@ -4,23 +4,21 @@ import { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage
 import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { runScript } from 'src/common/redis/run-script';
+import { REQUEST_WINDOWS } from 'src/common/redis/window-scripts';
 
-// Fixed windows that start with their first request. Every window is checked before any is
-// counted, so a request refused by one (say, its end user's) counts in none, and "used" in a 429
-// message is exactly what was served. KEYS: windows; ARGV[1]: ttl ms; ARGV[1 + i]: limit of window i;
-// ARGV[1 + #KEYS + i]: the ttl of window i, when it has its own.
+// Fixed windows that start with their first request (REQUEST_WINDOWS): a request is counted in all
+// its windows or, when one is full, in none. KEYS: windows; ARGV[1]: ttl ms; ARGV[1 + i]: limit of
+// window i; ARGV[1 + #KEYS + i]: the ttl of window i, when it has its own.
 // Returns {refused window index or 0, hits of that window (or of the first), its ms left}.
-const INCREMENT_SCRIPT = `
-for i, key in ipairs(KEYS) do
-  local hits = tonumber(redis.call('GET', key) or '0')
-  if hits >= tonumber(ARGV[i + 1]) then return {i, hits, redis.call('PTTL', key)} end
+const INCREMENT_SCRIPT = `${REQUEST_WINDOWS}
+local limits, ttls = {}, {}
+for i = 1, #KEYS do
+  limits[i] = ARGV[i + 1]
+  ttls[i] = ARGV[1 + #KEYS + i] or ARGV[1]
 end
-local first, firstTtl = 0, 0
-for i, key in ipairs(KEYS) do
-  local hits = redis.call('INCR', key)
-  if hits == 1 then redis.call('PEXPIRE', key, ARGV[1 + #KEYS + i] or ARGV[1]) end
-  if i == 1 then first, firstTtl = hits, redis.call('PTTL', key) end
-end
+local refused, hits, pttl = requestsRefusedBy(KEYS, limits)
+if refused then return {refused, hits, pttl} end
+local first, firstTtl = countRequests(KEYS, ttls)
 return {0, first, firstTtl}`;
 
 export interface Window {

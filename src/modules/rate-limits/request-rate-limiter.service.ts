@@ -1,11 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { metrics } from 'src/common/metrics/metrics';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
-import { LimiterFailurePolicy } from 'src/modules/rate-limits/limiter-failure.policy';
 import { EffectiveLimits } from 'src/modules/rate-limits/rate-limit-policy.service';
 import { rateLimitExceeded, resetIn } from 'src/modules/rate-limits/rate-limit.errors';
 import { requestWindowKey } from 'src/modules/rate-limits/rate-limit.keys';
-import { RedisThrottlerStorage, Window } from 'src/modules/rate-limits/redis-throttler.storage';
 
 /** Who a request is counted for: its account on its model, and its end user (the body's `user`) if it named one. */
 export interface LimitScope {
@@ -14,62 +12,65 @@ export interface LimitScope {
   user?: string;
 }
 
+/** A request's windows, in the order they are checked: the account's on the model, then its end user's. */
+export interface RequestWindows {
+  scope: LimitScope;
+  keys: string[];
+  limits: number[];
+  ttlMs: number;
+}
+
+/** What the windows said of the request, from the script that counted it (AdmissionCounts). */
+export interface RequestCount {
+  /** Index of the window that refused, -1 when the request was counted in all. */
+  refusedBy: number;
+  /** Hits of the refusing window, or of the account's when counted. */
+  hits: number;
+  resetMs: number;
+}
+
 /**
- * Requests per minute per account and model, and per end user when the operator set that, counted
- * on @nestjs/throttler's storage contract (RedisThrottlerStorage): every API process counts in the
- * same windows. Counted by the completion admission rather than a ThrottlerGuard, so that this
- * count, the tokens per minute and the balance hold leave in one Redis write (a round trip of its
- * own cost ~0.15 ms of every request's latency); the one difference is that a request refused by
- * validation (400) is not counted.
+ * Requests per minute per account and model, and per end user when the operator set that: which
+ * windows a request counts in, and what their count means (headers, the 429). The count itself is
+ * made in the balance hold's script (BalanceGateService.admit, with REQUEST_WINDOWS), so that the
+ * requests, the tokens and the hold are one Redis script and one round trip; every API process
+ * counts in the same windows. Unlike a ThrottlerGuard, a request refused by validation (400) is not
+ * counted.
  */
 @Injectable()
 export class RequestRateLimiter {
-  constructor(
-    private readonly storage: RedisThrottlerStorage,
-    private readonly failures: LimiterFailurePolicy,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  windows(scope: LimitScope, limits: EffectiveLimits): RequestWindows {
+    const { accountId, modelId, user } = scope;
+    const keys = [requestWindowKey(accountId, modelId)];
+    const counted = [limits.rpm];
+    if (user && limits.endUserRpm) {
+      keys.push(requestWindowKey(accountId, modelId, user));
+      counted.push(limits.endUserRpm);
+    }
+    return { scope, keys, limits: counted, ttlMs: this.config.rateLimits.windowMs };
+  }
 
   /**
-   * Counts the request in all its windows, or in none when one is full (then rejects with the 429).
-   * The Redis call is sent before the first await, so a caller can batch it with others.
    * `setHeaders` receives the account window's `x-ratelimit-*-requests` headers, admitted or refused
-   * by that window (none when the end user's window refused, or when Redis could not answer).
+   * by that window (none when the end user's window refused); a refusal throws the 429.
    */
-  async admit(
-    scope: LimitScope,
-    limits: EffectiveLimits,
-    setHeaders: (headers: Record<string, string>) => void,
-  ): Promise<void> {
-    const { accountId, modelId: model, user } = scope;
-    // The account's window on the model first, then the end user's when the operator limits end users.
-    const windows: Window[] = [{ key: requestWindowKey(accountId, model), limit: limits.rpm }];
-    if (user && limits.endUserRpm) {
-      windows.push({ key: requestWindowKey(accountId, model, user), limit: limits.endUserRpm });
-    }
-    const ttl = this.config.rateLimits.windowMs;
-    const record = await this.failures.check(() => this.storage.incrementWindows(windows, ttl), null);
-    if (!record) {
-      return;
-    }
-    const account = windows[0];
-    if (record.refusedBy !== 1) {
+  verdict(windows: RequestWindows, count: RequestCount, setHeaders: (headers: Record<string, string>) => void): void {
+    const { scope, limits } = windows;
+    const resetMs = count.resetMs > 0 ? count.resetMs : windows.ttlMs;
+    if (count.refusedBy !== 1) {
       setHeaders({
-        'x-ratelimit-limit-requests': String(account.limit),
-        'x-ratelimit-remaining-requests': String(Math.max(0, account.limit - record.hits)),
-        'x-ratelimit-reset-requests': resetIn(record.resetMs),
+        'x-ratelimit-limit-requests': String(limits[0]),
+        'x-ratelimit-remaining-requests': String(Math.max(0, limits[0] - count.hits)),
+        'x-ratelimit-reset-requests': resetIn(resetMs),
       });
     }
-    if (record.refusedBy >= 0) {
-      const endUser = record.refusedBy === 1 ? user : undefined;
+    if (count.refusedBy >= 0) {
+      const endUser = count.refusedBy === 1 ? scope.user : undefined;
       metrics.rateLimited.inc({ limit: endUser ? 'end-user-requests' : 'requests' });
-      const counts = {
-        limit: windows[record.refusedBy].limit,
-        used: record.hits,
-        requested: 1,
-        resetMs: record.resetMs,
-      };
-      throw rateLimitExceeded(model, 'requests per minute', counts, endUser);
+      const counts = { limit: limits[count.refusedBy], used: count.hits, requested: 1, resetMs };
+      throw rateLimitExceeded(scope.modelId, 'requests per minute', counts, endUser);
     }
   }
 }
