@@ -77,4 +77,25 @@ describe(ScryptPool.name, () => {
       await quitter.close();
     }
   }, 30_000);
+
+  it('should end a thread that waited its idle time for a hash, and hash the next on a new one', async () => {
+    const briefly = new ScryptPool(WORKER_SOURCE, 300);
+    const salt = Buffer.alloc(16);
+    try {
+      await briefly.derive('password', salt, 32, OPTIONS);
+      // Used again within its idle time: the same thread, kept.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await briefly.derive('password', salt, 32, OPTIONS);
+      expect(briefly.threads).toBe(1);
+
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      expect(briefly.threads).toBe(0);
+      await expect(briefly.derive('password', salt, 32, OPTIONS)).resolves.toEqual(
+        scryptSync('password', salt, 32, OPTIONS),
+      );
+      expect(briefly.threads).toBe(1);
+    } finally {
+      await briefly.close();
+    }
+  }, 30_000);
 });

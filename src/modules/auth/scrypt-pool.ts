@@ -9,6 +9,13 @@ import { ApiError, ErrorKind } from 'src/common/errors/api-error';
  */
 const HASHING_NICENESS = 10;
 
+/**
+ * How long a hashing thread waits for the next hash before it ends. A thread is a V8 isolate of its
+ * own, about 10 MB of the API's resident memory; logins come in bursts, so a thread that served one
+ * is kept for the rest of it and given back afterwards instead of for the life of the process.
+ */
+export const IDLE_THREAD_MS = 10_000;
+
 // Plain JavaScript, evaluated, so it runs the same from dist/ and from the TypeScript sources under test.
 // Lowering its own priority needs no privilege; where /proc/thread-self is missing it is skipped.
 export const WORKER_SOURCE = `
@@ -42,12 +49,22 @@ type Reply = { key: Uint8Array; error?: undefined } | { key?: undefined; error: 
 export class ScryptPool {
   private readonly idle: Worker[] = [];
   private readonly all = new Set<Worker>();
+  /** Per idle thread, the timer that ends it. */
+  private readonly retirements = new Map<Worker, NodeJS.Timeout>();
 
   /** `source` is the thread's script; tests give one that fails in ways scrypt itself does not. */
-  constructor(private readonly source = WORKER_SOURCE) {}
+  constructor(
+    private readonly source = WORKER_SOURCE,
+    private readonly idleMs = IDLE_THREAD_MS,
+  ) {}
+
+  /** Threads alive, busy or idle. */
+  get threads(): number {
+    return this.all.size;
+  }
 
   readonly derive = (password: string, salt: Buffer, keyLength: number, options: ScryptOptions): Promise<Buffer> => {
-    const worker = this.idle.pop() ?? this.spawn();
+    const worker = this.takeIdle() ?? this.spawn();
     return new Promise<Buffer>((resolve, reject) => {
       const settle = () => {
         worker.off('message', onMessage);
@@ -56,7 +73,7 @@ export class ScryptPool {
       };
       const onMessage = (reply: Reply) => {
         settle();
-        this.idle.push(worker);
+        this.rest(worker);
         if (reply.key) {
           resolve(Buffer.from(reply.key.buffer, reply.key.byteOffset, reply.key.byteLength));
         } else {
@@ -81,6 +98,8 @@ export class ScryptPool {
     const workers = [...this.all];
     this.all.clear();
     this.idle.length = 0;
+    this.retirements.forEach((timer) => clearTimeout(timer));
+    this.retirements.clear();
     await Promise.all(workers.map((worker) => worker.terminate()));
   }
 
@@ -91,14 +110,44 @@ export class ScryptPool {
     worker.on('error', () => undefined);
     worker.once('exit', () => {
       this.all.delete(worker);
-      const idleAt = this.idle.indexOf(worker);
-      if (idleAt >= 0) {
-        this.idle.splice(idleAt, 1);
-      }
+      this.leaveIdle(worker);
     });
     // An idle hashing thread must not keep a process alive that is otherwise done.
     worker.unref();
     this.all.add(worker);
     return worker;
+  }
+
+  private takeIdle(): Worker | undefined {
+    const worker = this.idle.pop();
+    if (worker) {
+      this.cancelRetirement(worker);
+    }
+    return worker;
+  }
+
+  /** Back to the idle threads, until the next hash or until it has waited `idleMs` for one. */
+  private rest(worker: Worker): void {
+    this.idle.push(worker);
+    const timer = setTimeout(() => {
+      this.all.delete(worker);
+      this.leaveIdle(worker);
+      worker.terminate().catch(() => undefined);
+    }, this.idleMs);
+    timer.unref();
+    this.retirements.set(worker, timer);
+  }
+
+  private cancelRetirement(worker: Worker): void {
+    clearTimeout(this.retirements.get(worker));
+    this.retirements.delete(worker);
+  }
+
+  private leaveIdle(worker: Worker): void {
+    this.cancelRetirement(worker);
+    const idleAt = this.idle.indexOf(worker);
+    if (idleAt >= 0) {
+      this.idle.splice(idleAt, 1);
+    }
   }
 }
