@@ -87,34 +87,31 @@ export class TokenRateLimiter {
       throw rateLimitExceeded(scope.modelId, 'tokens per minute', counts, endUser);
     }
     let settled = false;
+    // Once, whichever comes first: when a recording fails after its correction went out, the
+    // give-back that follows must not correct again.
+    const takeCorrection = (actual: number): WindowCorrection | null => {
+      if (settled) {
+        return null;
+      }
+      settled = true;
+      return { keys, delta: actual - amount };
+    };
     return {
       headers: {
         'x-ratelimit-limit-tokens': String(limits[0]),
         'x-ratelimit-remaining-tokens': String(Math.max(0, limits[0] - count.used)),
         'x-ratelimit-reset-tokens': resetIn(resetMs),
       },
-      // Once, whichever comes first: when a recording fails after its correction went out, the
-      // give-back that follows must not correct again.
-      takeCorrection: (actual) => {
-        if (settled) {
-          return null;
-        }
-        settled = true;
-        return { keys, delta: actual - amount };
-      },
-      settle: (actual) => {
-        if (!settled) {
-          settled = true;
-          this.correct(keys, actual - amount);
-        }
-      },
+      takeCorrection,
+      settle: (actual) => this.correct(takeCorrection(actual)),
     };
   }
 
-  private correct(keys: string[], delta: number): void {
-    if (delta === 0) {
+  private correct(correction: WindowCorrection | null): void {
+    if (!correction || correction.delta === 0) {
       return;
     }
+    const { keys, delta } = correction;
     runScript(this.redis, 'gatewayTpmCorrect', keys.length, ...keys, String(delta)).catch((error: Error) =>
       this.logger.warn({ err: error.message }, 'could not correct the token window'),
     );
