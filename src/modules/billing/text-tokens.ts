@@ -1,6 +1,6 @@
 import { CL100K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/cjs/encodingParams/constants';
 import { asciiPreTokenEnd, isAscii } from 'src/modules/billing/ascii-pre-tokens';
-import { CL100K_VOCABULARY, countCl100kTokens } from 'src/modules/billing/cl100k';
+import { isCl100kToken, mergedCl100kTokens } from 'src/modules/billing/cl100k';
 import { boundTextTokens } from 'src/modules/billing/token-bound';
 
 /*
@@ -20,14 +20,12 @@ import { boundTextTokens } from 'src/modules/billing/token-bound';
  * points into segments of at most SEGMENT_CHARS. A segment is split into pre-tokens by the tokenizer's own
  * regex (ASCII by ascii-pre-tokens.ts, which splits identically at a fraction of the cost) while the
  * budget lasts; a pre-token in the vocabulary counts 1 (exact, and the common case for prose), another
- * is merged by the tokenizer while the merge budget lasts and counts as its bytes after. Past the
+ * is merged (cl100k.ts) while the merge budget lasts and counts as its bytes after. Past the
  * budget, or at a run with no cut point nearby, the rest is bounded in one pass of table lookups
  * (token-bound.ts: within ~30 % of the count on prose, never below it), and past the bound's own
  * budget counts as its bytes. Each step is bounded, and so is the work per request.
  */
 const SEGMENT_CHARS = 256;
-// Special-token text ('<|endoftext|>') in a prompt is plain text to the upstream, and must not throw here.
-const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 const PRE_TOKEN = new RegExp(CL100K_TOKEN_SPLIT_REGEX.source, 'gu');
 // Whether each UTF-16 code unit is a letter (\p{L}), computed once: a regex per character would cost
 // more than the tokenizer it protects.
@@ -50,7 +48,7 @@ export interface TokenBudget {
   bound: number;
   /** Pre-tokens split off and looked up in the vocabulary: about 0.1 µs each for ASCII, 0.3 µs for other text. */
   pieces: number;
-  /** Characters of pre-tokens outside the vocabulary given to byte-pair merging: about 1 µs each. */
+  /** Characters of pre-tokens outside the vocabulary given to byte-pair merging: 0.15–0.3 µs each (cl100k.ts). */
   merge: number;
   /** Counts of pre-tokens already merged for this request: a repeated word costs the budget once. */
   merged: Map<string, number>;
@@ -135,7 +133,7 @@ function segmentTokens(segment: string, budget: TokenBudget): number {
 
 function pieceTokens(piece: string, budget: TokenBudget): number {
   budget.pieces--;
-  return CL100K_VOCABULARY.has(piece) ? 1 : (budget.merged.get(piece) ?? mergedTokens(piece, budget));
+  return isCl100kToken(piece) ? 1 : (budget.merged.get(piece) ?? mergedTokens(piece, budget));
 }
 
 function mergedTokens(piece: string, budget: TokenBudget): number {
@@ -143,8 +141,7 @@ function mergedTokens(piece: string, budget: TokenBudget): number {
     return Buffer.byteLength(piece, 'utf8');
   }
   budget.merge -= piece.length + CALL_COST_CHARS;
-  // Alone, a pre-token splits into itself again: countTokens merges exactly this piece.
-  const tokens = countCl100kTokens(piece, PLAIN_TEXT);
+  const tokens = mergedCl100kTokens(piece);
   budget.merged.set(piece, tokens);
   return tokens;
 }

@@ -1,5 +1,5 @@
 import { asciiClasses, DIGIT, LETTER, LINE_BREAK, OTHER, SPACE, WHITESPACE } from 'src/modules/billing/ascii-classes';
-import { CL100K_VOCABULARY } from 'src/modules/billing/cl100k';
+import { cl100kTextTokens, isCl100kToken } from 'src/modules/billing/cl100k';
 
 /*
  * An upper bound on text's cl100k count in one pass of table lookups, for text past the exact budget.
@@ -32,7 +32,7 @@ const PAIRS = (() => {
   const table = new Uint8Array(128 * 128);
   for (let first = 0; first < 128; first++) {
     for (let second = 0; second < 128; second++) {
-      table[first * 128 + second] = CL100K_VOCABULARY.has(String.fromCharCode(first, second)) ? 1 : 0;
+      table[first * 128 + second] = isCl100kToken(String.fromCharCode(first, second)) ? 1 : 0;
     }
   }
   return table;
@@ -63,7 +63,7 @@ const HASH_SEED = 17;
 const WORD_SLOTS = 1 << 17;
 const WORD_STARTS = new Int32Array(WORD_SLOTS);
 const WORD_LENGTHS = new Uint8Array(WORD_SLOTS);
-const WORDS = [...CL100K_VOCABULARY].filter((entry) => /^( [A-Za-z]{1,15}|[A-Za-z]{1,16})$/.test(entry));
+const WORDS = cl100kTextTokens().filter((entry) => /^( [A-Za-z]{1,15}|[A-Za-z]{1,16})$/.test(entry));
 const WORD_CHARS = new Uint8Array(WORDS.reduce((sum, word) => sum + word.length, 0));
 
 // Shifts rather than Math.imul: Math's functions are slow calls where the global Math is wrapped (Jest's sandbox).
