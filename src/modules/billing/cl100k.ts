@@ -51,7 +51,7 @@ function readVocabulary(text: string): Vocabulary {
     longest = Math.max(longest, length);
     offset += length;
   });
-  // Over twice the slots there are tokens, a power of two: probes stay short.
+  // About 2.5 slots a token, rounded up to a power of two: probes stay short.
   const slots = new Int32Array(1 << Math.ceil(Math.log2(lines.length * 2.5)));
   const vocabulary = { bytes: Buffer.from(bytes.subarray(0, offset)), starts, lengths, slots, longest };
   for (const rank of ranks) {
