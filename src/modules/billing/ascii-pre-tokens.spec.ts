@@ -1,5 +1,5 @@
 import { CL100K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/cjs/encodingParams/constants';
-import { asciiPreTokenEnd, isAscii } from 'src/modules/billing/ascii-pre-tokens';
+import { asciiPreTokenEnd, firstNonAscii } from 'src/modules/billing/ascii-pre-tokens';
 import { SeededRandom } from 'test/support/seeded-random';
 
 const regexPieces = (text: string) =>
@@ -68,10 +68,12 @@ describe('asciiPreTokenEnd', () => {
   });
 });
 
-describe('isAscii', () => {
-  it('should tell ASCII text from any other', () => {
-    expect(isAscii('plain \x00\x7f text')).toBe(true);
-    expect(isAscii('café')).toBe(false);
-    expect(isAscii('😀')).toBe(false);
+describe(firstNonAscii.name, () => {
+  it('should find the first character outside ASCII from where it is asked to look', () => {
+    expect(firstNonAscii('plain \x00\x7f text')).toBe(-1);
+    expect(firstNonAscii('café au lait')).toBe(3);
+    expect(firstNonAscii('😀')).toBe(0);
+    expect(firstNonAscii('café naïve', 4)).toBe(7);
+    expect(firstNonAscii('café naïve', 8)).toBe(-1);
   });
 });

@@ -21,11 +21,15 @@ const CLASSES = asciiClasses(false);
 const APOSTROPHE = 0x27;
 const SPACE = 0x20;
 
-const NON_ASCII = /[\u0080-\uffff]/;
+const NON_ASCII = /[\u0080-\uffff]/g;
 
-/** Whether `text` is all ASCII, which asciiPreTokenEnd requires. (A regex: several times a charCodeAt loop's speed.) */
-export function isAscii(text: string): boolean {
-  return !NON_ASCII.test(text);
+/**
+ * Where the first character outside ASCII is in `text` from `from`, or -1 when the rest is all ASCII,
+ * which asciiPreTokenEnd requires. (A regex: several times a charCodeAt loop's speed.)
+ */
+export function firstNonAscii(text: string, from = 0): number {
+  NON_ASCII.lastIndex = from;
+  return NON_ASCII.exec(text)?.index ?? -1;
 }
 
 /** Where the pre-token starting at `start` of ASCII `text` ends, as the regex would split it. */

@@ -71,6 +71,28 @@ describe(countTextTokens.name, () => {
     expect(countTextTokens(text, requestTokenBudget())).toBe(exactCount(text));
   });
 
+  it('should count ASCII prose with other scripts in it exactly, whatever stands next to them', () => {
+    const random = new SeededRandom(11);
+    const foreign = [
+      'Kraków,',
+      '— a dash',
+      'smörgåsbord.',
+      '東京では',
+      'x²',
+      '🎉!',
+      "l'été",
+      'ÑANDÚ',
+      '«quoted»',
+      'naïve',
+    ];
+    const separators = [' ', '', ', ', '\n', '  ', '-'];
+    const text = Array.from(
+      { length: 120 },
+      () => (random.int(0, 3) === 0 ? random.pick(foreign) : random.pick(WORDS)) + random.pick(separators),
+    ).join('');
+    expect(countTextTokens(text, requestTokenBudget())).toBe(exactCount(text));
+  });
+
   it('should count special-token text as plain text instead of throwing', () => {
     expect(countTextTokens('<|endoftext|><|im_start|>', requestTokenBudget())).toBe(
       exactCount('<|endoftext|><|im_start|>'),
