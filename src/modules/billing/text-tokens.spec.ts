@@ -108,7 +108,7 @@ describe(countTextTokens.name, () => {
   ])('should count %s in well under 20 ms of work', (_name, make: (seed: number) => string) => {
     countTextTokens(make(0).slice(0, 1000), requestTokenBudget()); // compiled and warm
     // The fastest of three fresh texts: the work itself, without a busy machine's pauses. 20 ms is the
-    // budget on a quiet core (about 5 ms measured); a test machine shared by several runs gets twice that.
+    // budget on a quiet core (1–5 ms measured, random printable text about 15); a shared test machine gets twice that.
     const elapsed = [1, 2, 3].map((seed) => {
       const text = make(seed);
       const started = performance.now();

@@ -26,6 +26,8 @@ import { boundTextTokens } from 'src/modules/billing/token-bound';
  * budget counts as its bytes. Each step is bounded, and so is the work per request.
  */
 const SEGMENT_CHARS = 256;
+// The one-pass bound's unit of work: its budget is checked between chunks.
+const BOUND_CHUNK_CHARS = 32 * 1024;
 const PRE_TOKEN = new RegExp(CL100K_TOKEN_SPLIT_REGEX.source, 'gu');
 // Whether each UTF-16 code unit is a letter (\p{L}), computed once: a regex per character would cost
 // more than the tokenizer it protects.
@@ -57,10 +59,10 @@ export interface TokenBudget {
 /**
  * The budget of one request: about 500 tokens of prose are counted exactly (past them the bound is
  * close, at a small part of the cost per character), and the worst text (random printable
- * characters, little of it in the vocabulary) costs under 2 ms of one core; then 512k characters are
- * bounded (about 2 ms for 256 KB of prose on the shared 2-core box; random printable text, which
- * breaks every character or two, is the slowest at about 50 ms a megabyte), and whatever is left
- * counts as its bytes.
+ * characters, little of it in the vocabulary) costs under 2 ms of one core; then 512k characters of
+ * prose are bounded (about 2–3 ms for 256 KB on the shared 2-core box; random printable text, which
+ * starts a pre-token every character or two and is charged twice its tokens, about 256k characters
+ * in about 12 ms), and whatever is left counts as its bytes.
  */
 export function requestTokenBudget(scale = 1): TokenBudget {
   return { pieces: 512 * scale, merge: 1024 * scale, bound: 512 * 1024 * scale, merged: new Map() };
@@ -93,12 +95,28 @@ export function countTextTokens(text: string, budget: TokenBudget): number {
   return tokens;
 }
 
-/** The one-pass bound of text[start..] as far as its budget goes (to a cut point), then its bytes. */
+/**
+ * The one-pass bound of text[start..] as far as its budget goes (to a cut point), then its bytes.
+ * The scan goes by chunks, each charged its characters or twice its tokens, whichever is more: the
+ * scan's cost follows the pre-tokens it finds, and text that starts one every character or two
+ * (random printable characters, about 50 ns each) would otherwise cost five times prose's 512k
+ * characters. Past about one token every two characters, bytes are within twice the bound anyway.
+ */
 function boundedTokens(text: string, start: number, budget: TokenBudget): number {
-  const scanEnd = text.length - start <= budget.bound ? text.length : lastCutBefore(text, start + budget.bound, start);
-  budget.bound -= scanEnd - start;
-  const rest = scanEnd < text.length ? Buffer.byteLength(text.slice(scanEnd), 'utf8') : 0;
-  return boundTextTokens(text, start, scanEnd) + rest;
+  let tokens = 0;
+  let at = start;
+  while (at < text.length && budget.bound > 0) {
+    const room = Math.min(budget.bound, BOUND_CHUNK_CHARS);
+    const end = text.length - at <= room ? text.length : lastCutBefore(text, at + room, at);
+    if (end === at) {
+      break;
+    }
+    const chunk = boundTextTokens(text, at, end);
+    budget.bound -= Math.max(end - at, 2 * chunk);
+    tokens += chunk;
+    at = end;
+  }
+  return tokens + (at < text.length ? Buffer.byteLength(text.slice(at), 'utf8') : 0);
 }
 
 /** The last cut point in (floor, at], or `floor` when there is none within SEGMENT_CHARS. */
