@@ -61,8 +61,8 @@ export interface TokenBudget {
  * close, at a small part of the cost per character), and the worst text (random printable
  * characters, little of it in the vocabulary) costs under 2 ms of one core; then 512k characters of
  * prose are bounded (about 2–3 ms for 256 KB on the shared 2-core box; random printable text, which
- * starts a pre-token every character or two and is charged twice its tokens, about 256k characters
- * in about 12 ms), and whatever is left counts as its bytes.
+ * starts a pre-token every character or two and is charged twice its tokens, about 290k characters
+ * in about 15 ms), and whatever is left counts as its bytes.
  */
 export function requestTokenBudget(scale = 1): TokenBudget {
   return { pieces: 512 * scale, merge: 1024 * scale, bound: 512 * 1024 * scale, merged: new Map() };
