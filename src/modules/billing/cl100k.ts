@@ -65,8 +65,12 @@ function readVocabulary(text: string): Vocabulary {
   return vocabulary;
 }
 
-// Shifts rather than Math.imul: Math's functions are slow calls where the global Math is wrapped (Jest's sandbox).
-function nextHash(hash: number, byte: number): number {
+/**
+ * One step of the string hash both cl100k tables use (this one's, and token-bound.ts's words), over a
+ * byte or a character code. Shifts rather than Math.imul: Math's functions are slow calls where the
+ * global Math is wrapped (Jest's sandbox).
+ */
+export function nextHash(hash: number, byte: number): number {
   return (((hash << 5) - hash) ^ byte) | 0;
 }
 

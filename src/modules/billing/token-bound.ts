@@ -1,5 +1,5 @@
 import { asciiClasses, DIGIT, LETTER, LINE_BREAK, OTHER, SPACE, WHITESPACE } from 'src/modules/billing/ascii-classes';
-import { cl100kTextTokens, isCl100kToken } from 'src/modules/billing/cl100k';
+import { cl100kTextTokens, isCl100kToken, nextHash } from 'src/modules/billing/cl100k';
 
 /*
  * An upper bound on text's cl100k count in one pass of table lookups, for text past the exact budget.
@@ -65,11 +65,6 @@ const WORD_STARTS = new Int32Array(WORD_SLOTS);
 const WORD_LENGTHS = new Uint8Array(WORD_SLOTS);
 const WORDS = cl100kTextTokens().filter((entry) => /^( [A-Za-z]{1,15}|[A-Za-z]{1,16})$/.test(entry));
 const WORD_CHARS = new Uint8Array(WORDS.reduce((sum, word) => sum + word.length, 0));
-
-// Shifts rather than Math.imul: Math's functions are slow calls where the global Math is wrapped (Jest's sandbox).
-function nextHash(hash: number, code: number): number {
-  return (((hash << 5) - hash) ^ code) | 0;
-}
 
 {
   let offset = 0;
