@@ -37,7 +37,7 @@ const VOCABULARY = readVocabulary(readFileSync(require.resolve('gpt-tokenizer/da
 function readVocabulary(text: string): Vocabulary {
   const lines = text.split('\n').filter((line) => line !== '');
   const ranks = lines.map((line) => Number(line.slice(line.indexOf(' ') + 1)));
-  const size = Math.max(...ranks) + 1;
+  const size = ranks.reduce((largest, rank) => Math.max(largest, rank), 0) + 1;
   // Base64 of n bytes is at least 4n/3 characters: an upper bound of the bytes, cut to size below.
   const bytes = Buffer.alloc(lines.reduce((sum, line) => sum + line.length, 0));
   const starts = new Uint32Array(size);
