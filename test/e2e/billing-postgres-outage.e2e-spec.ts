@@ -1,7 +1,7 @@
 import Redis from 'ioredis';
 import { formatUsd } from 'src/common/money/money';
 import { BillingProcessor } from 'src/modules/billing/billing.processor';
-import { usageKeys } from 'src/modules/billing/usage-queue.keys';
+import { USAGE_ACCOUNTS, usageKeys } from 'src/modules/billing/usage-queue.keys';
 import { SettlementService } from 'src/modules/billing/settlement.service';
 import {
   Books,
@@ -139,6 +139,14 @@ describe('billing: Postgres goes away under load', () => {
       const answer = await gateway.chat(customer.key, { model, messages: userMessages() });
       expect(answer.status).toBe(200);
       const requestId = requestIdOf(answer);
+      // The answer leaves without waiting for the record's reply, and the account is listed for the
+      // worker once that reply comes: a pass before then finds nothing to fail on.
+      const listed = await eventually(
+        () => redis.zscore(USAGE_ACCOUNTS, customer.accountId),
+        (version) => version !== null,
+        5_000,
+      );
+      expect(listed).not.toBeNull();
       await proxy.cut();
       try {
         // A long outage in fast motion: each pass finds the usage claimable (as it would be once its
