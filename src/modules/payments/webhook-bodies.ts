@@ -1,4 +1,4 @@
-import { FastifyInstance, FastifyRequest } from 'fastify';
+import { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify';
 import { Readable } from 'node:stream';
 import { SMALL_BODY_LIMIT_BYTES } from 'src/common/http/body-limits';
 
@@ -29,36 +29,41 @@ class UnsupportedForm extends BodyError {
   readonly code = 'FST_ERR_CTP_INVALID_MEDIA_TYPE';
 }
 
+/** Whether the route a request was matched to (not its URL as sent, which may be percent-encoded) is a webhook. */
+const isWebhookRoute = (request: FastifyRequest) => (request.routeOptions.url ?? '').startsWith(WEBHOOKS);
+
 /**
  * Wallets sign the exact bytes they send, so /webhooks keeps them: Alipay posts a form, which no other
  * route takes, and WeChat Pay posts JSON, whose parsed form cannot be signed over again. Bounded like
- * any body outside /v1.
+ * any body outside /v1. The hook that keeps them is added to the webhook routes alone: as a global hook
+ * it was one more promise on every request, completions included.
  */
 export function keepWebhookBodies(fastify: FastifyInstance): void {
   fastify.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (request, body, done) =>
-    request.url.startsWith(WEBHOOKS)
-      ? done(null, body)
-      : done(new UnsupportedForm('Unsupported Media Type'), undefined),
+    isWebhookRoute(request) ? done(null, body) : done(new UnsupportedForm('Unsupported Media Type'), undefined),
   );
-  fastify.addHook('preParsing', async (request, _reply, payload) => {
-    if (!request.url.startsWith(WEBHOOKS)) {
-      return payload;
+  fastify.addHook('onRoute', (route) => {
+    if (route.url.startsWith(WEBHOOKS)) {
+      route.preParsing = [...[route.preParsing ?? []].flat(), keepRawBody];
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of payload as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > SMALL_BODY_LIMIT_BYTES) {
-        throw new BodyTooLarge('The request body is too large.');
-      }
-      chunks.push(chunk);
-    }
-    const body = Buffer.concat(chunks, size);
-    (request as WithRawBody)[RAW_BODY] = body;
-    const copy = Readable.from([body]) as Readable & { receivedEncodedLength?: number };
-    copy.receivedEncodedLength = body.length;
-    return copy;
   });
+}
+
+async function keepRawBody(request: FastifyRequest, _reply: FastifyReply, payload: RequestPayload): Promise<Readable> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of payload as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > SMALL_BODY_LIMIT_BYTES) {
+      throw new BodyTooLarge('The request body is too large.');
+    }
+    chunks.push(chunk);
+  }
+  const body = Buffer.concat(chunks, size);
+  (request as WithRawBody)[RAW_BODY] = body;
+  const copy = Readable.from([body]) as Readable & { receivedEncodedLength?: number };
+  copy.receivedEncodedLength = body.length;
+  return copy;
 }
 
 /** The exact bytes of a webhook's body (empty when it had none). */
