@@ -29,8 +29,12 @@ class UnsupportedForm extends BodyError {
   readonly code = 'FST_ERR_CTP_INVALID_MEDIA_TYPE';
 }
 
-/** Whether the route a request was matched to (not its URL as sent, which may be percent-encoded) is a webhook. */
-const isWebhookRoute = (request: FastifyRequest) => (request.routeOptions.url ?? '').startsWith(WEBHOOKS);
+/**
+ * Whether a request is for a webhook: by the route it was matched to (the URL as sent may be
+ * percent-encoded), or by the URL as sent (a form posted to an unknown webhook path is a 404, not a 415).
+ */
+const isWebhook = (request: FastifyRequest) =>
+  (request.routeOptions.url ?? '').startsWith(WEBHOOKS) || request.url.startsWith(WEBHOOKS);
 
 /**
  * Wallets sign the exact bytes they send, so /webhooks keeps them: Alipay posts a form, which no other
@@ -40,7 +44,7 @@ const isWebhookRoute = (request: FastifyRequest) => (request.routeOptions.url ??
  */
 export function keepWebhookBodies(fastify: FastifyInstance): void {
   fastify.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (request, body, done) =>
-    isWebhookRoute(request) ? done(null, body) : done(new UnsupportedForm('Unsupported Media Type'), undefined),
+    isWebhook(request) ? done(null, body) : done(new UnsupportedForm('Unsupported Media Type'), undefined),
   );
   fastify.addHook('onRoute', (route) => {
     if (route.url.startsWith(WEBHOOKS)) {
