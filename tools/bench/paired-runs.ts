@@ -1,3 +1,4 @@
+import { round } from 'tools/bench/load-result';
 import { BenchReport, BenchRow } from 'tools/bench/report';
 
 /** One scenario and target, run alternately on a base build and on this one. */
@@ -35,10 +36,9 @@ export function pairReports(base: BenchReport[], head: BenchReport[]): PairedFig
   const first = everyRun[0]?.rows ?? [];
   const common = first.filter((row) => everyRun.every((report) => report.rows.some((r) => rowKey(r) === rowKey(row))));
   return common.map(({ scenario, target }) => {
+    const key = rowKey({ scenario, target });
     const side = (reports: BenchReport[]) => {
-      const rows = reports
-        .slice(0, pairs)
-        .map((report) => report.rows.find((r) => rowKey(r) === `${scenario} ${target}`)!);
+      const rows = reports.slice(0, pairs).map((report) => report.rows.find((r) => rowKey(r) === key)!);
       return {
         requestsPerSec: rows.map((row) => row.requestsPerSec),
         cpuUsPerRequest: rows.map((row) => row.server?.cpuUsPerRequest ?? null),
@@ -58,7 +58,7 @@ export function pairReports(base: BenchReport[], head: BenchReport[]): PairedFig
       target,
       base: before,
       head: after,
-      cpuMedianRatio: baseMedian && headMedian !== null ? Math.round((headMedian / baseMedian) * 1000) / 1000 : null,
+      cpuMedianRatio: baseMedian && headMedian !== null ? round(headMedian / baseMedian, 3) : null,
       headCheaperPairs,
       pairs,
     };
@@ -77,7 +77,7 @@ export function formatPairs(paired: PairedFigures[]): string {
     const change =
       row.cpuMedianRatio === null
         ? '-'
-        : `${row.cpuMedianRatio >= 1 ? '+' : ''}${Math.round((row.cpuMedianRatio - 1) * 1000) / 10} %`;
+        : `${row.cpuMedianRatio >= 1 ? '+' : ''}${round((row.cpuMedianRatio - 1) * 100, 1)} %`;
     return `| ${row.scenario} | ${row.target} | ${list(row.base.requestsPerSec)} | ${list(row.head.requestsPerSec)} | ${list(row.base.cpuUsPerRequest)} | ${list(row.head.cpuUsPerRequest)} | ${change} | ${row.headCheaperPairs} of ${row.pairs} |`;
   });
   return [...header, ...lines].join('\n');
