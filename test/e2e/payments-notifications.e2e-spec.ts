@@ -133,7 +133,7 @@ describe('payments: what a wallet notification credits', () => {
     expectApiError(response, 413, { code: 'payload_too_large' });
   });
 
-  it('should answer 404, not 415, to a form posted to a webhook path no route serves', async () => {
+  it('should answer 404, not 400, to a form posted to a webhook path no route serves', async () => {
     const response = await world.gateway.call('POST', '/webhooks/alipay/extra', {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: 'out_trade_no=1&trade_status=TRADE_SUCCESS',

@@ -31,7 +31,7 @@ class UnsupportedForm extends BodyError {
 
 /**
  * Whether a request is for a webhook: by the route it was matched to (the URL as sent may be
- * percent-encoded), or by the URL as sent (a form posted to an unknown webhook path is a 404, not a 415).
+ * percent-encoded), or by the URL as sent (a form posted to an unknown webhook path is a 404, not a 400).
  */
 const isWebhook = (request: FastifyRequest) =>
   (request.routeOptions.url ?? '').startsWith(WEBHOOKS) || request.url.startsWith(WEBHOOKS);
