@@ -39,6 +39,7 @@ import {
   UpstreamOutcome,
   upstreamRefusal,
 } from 'src/modules/chat-completions/route-failure';
+import { CancelSignal } from 'src/common/http/cancel-signal';
 
 const SKIP = Symbol('skip');
 // The probe's lease outlives its first-byte timeout by this much; past it another process may probe.
@@ -54,7 +55,7 @@ interface Attempt {
   /** Set when this route's channel speaks the client's own API: nothing is translated. */
   passThrough: PassThrough | null;
   meter: CompletionMeter;
-  signal: AbortSignal;
+  signal: CancelSignal;
   startedAt: number;
   lease: ProbeLease | null;
 }
@@ -92,7 +93,7 @@ export class ChatCompletionsService {
     for (const route of routes) {
       const adapter = this.adapters[route.channel.type];
       if (signal.aborted) {
-        throw signal.reason as Error;
+        throw signal.reason;
       }
       // Memory only while the channel is closed: Redis is asked only to become an open channel's probe.
       const gate = this.breaker.gate(route.channel.id);
@@ -280,7 +281,7 @@ export class ChatCompletionsService {
     }
     const answer = await readJsonBounded(body, this.config.bodyLimitBytes, declaredLength);
     if (attempt.signal.aborted) {
-      throw attempt.signal.reason as Error;
+      throw attempt.signal.reason;
     }
     if (passThrough) {
       return this.sendPassedAnswer(attempt, passThrough.answer(answer), result);

@@ -12,6 +12,7 @@ import { RateLimitPolicy } from 'src/modules/rate-limits/rate-limit-policy.servi
 import { RequestRateLimiter } from 'src/modules/rate-limits/request-rate-limiter.service';
 import { TokenRateLimiter } from 'src/modules/rate-limits/token-rate-limiter.service';
 import { newTestService } from 'test/support/test-service';
+import { CancelSignal } from 'src/common/http/cancel-signal';
 
 const model: CatalogModel = {
   id: 'm',
@@ -155,8 +156,8 @@ describe(CompletionAdmission.name, () => {
     const { sut, deps } = await setup();
     const { reply, raw } = fakeReply();
     deps(ConcurrencyLimiter).acquire.mockImplementation(
-      (_account, signal: AbortSignal) =>
-        new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error))),
+      (_account, signal: CancelSignal) =>
+        new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
     );
 
     const admission = sut.admit(principal, body, 'req_1', reply);

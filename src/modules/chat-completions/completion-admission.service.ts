@@ -17,6 +17,7 @@ import { ConcurrencyLimiter } from 'src/modules/rate-limits/concurrency-limiter.
 import { EffectiveLimits, RateLimitPolicy } from 'src/modules/rate-limits/rate-limit-policy.service';
 import { LimitScope, RequestRateLimiter } from 'src/modules/rate-limits/request-rate-limiter.service';
 import { TokenAdmission, TokenRateLimiter } from 'src/modules/rate-limits/token-rate-limiter.service';
+import { CancelSignal } from 'src/common/http/cancel-signal';
 
 /** What a route's validator step hands the admission: the model asked for and the most the upstream can bill. */
 export interface ValidatedRequest {
@@ -41,7 +42,7 @@ export type Admitted<V extends ValidatedRequest> = V & {
   limits: EffectiveLimits;
   meter: CompletionMeter;
   /** Aborts when the client hangs up or the request's deadline passes; its reason is the error to answer. */
-  signal: AbortSignal;
+  signal: CancelSignal;
   /** The relay failed: the hold and the counted tokens go back, unless usage was recorded. */
   giveBack(): Promise<void>;
   /** The relay is over, whatever its outcome: the slot and the deadline go. */

@@ -1,4 +1,5 @@
 import { ServerResponse } from 'node:http';
+import { CancelSignal, RequestSignal } from 'src/common/http/cancel-signal';
 import { ApiError, clientClosed, ErrorKind } from 'src/common/errors/api-error';
 
 /** The answer for a completion cut at MAX_REQUEST_MS before anything reached the client (SPEC 7: 500). */
@@ -15,7 +16,7 @@ export class DeadlineExceeded extends ApiError {
  * slot wait, because a client that leaves while queued must free its place too.
  */
 export class RequestLifetime {
-  private readonly controller = new AbortController();
+  private readonly cut = new RequestSignal();
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -25,13 +26,13 @@ export class RequestLifetime {
     raw.once('close', this.onClose);
     if (raw.destroyed) {
       // It hung up during admission, before anyone listened.
-      this.controller.abort(clientClosed());
+      this.cut.abort(clientClosed());
     }
-    this.timer = setTimeout(() => this.controller.abort(new DeadlineExceeded()), maxRequestMs);
+    this.timer = setTimeout(() => this.cut.abort(new DeadlineExceeded()), maxRequestMs);
   }
 
-  get signal(): AbortSignal {
-    return this.controller.signal;
+  get signal(): CancelSignal {
+    return this.cut;
   }
 
   /** The request is over: no deadline any more, and a later close is just the connection ending. */
@@ -42,7 +43,7 @@ export class RequestLifetime {
 
   private readonly onClose = () => {
     if (!this.raw.writableFinished) {
-      this.controller.abort(clientClosed());
+      this.cut.abort(clientClosed());
     }
   };
 }

@@ -6,6 +6,7 @@ import { RelayOutput } from 'src/modules/chat-completions/reply-format';
 import { DeadlineExceeded } from 'src/modules/chat-completions/request-lifetime';
 import { eventData, SseEventSplitter } from 'src/modules/chat-completions/upstream/sse-event-splitter';
 import { UpstreamBody } from 'src/modules/chat-completions/upstream/upstream-client';
+import { CancelSignal } from 'src/common/http/cancel-signal';
 
 export type StreamOutcome =
   /** Nothing was sent to the client and the upstream's answer was not a valid stream: try another route. */
@@ -25,7 +26,7 @@ const DEADLINE_EVENT = errorEvent('The completion did not finish within the time
 class DrainTimeout extends Error {}
 
 export interface RelayLimits {
-  signal: AbortSignal;
+  signal: CancelSignal;
   /** How long a write may wait for the client to read before the client is cut. */
   drainTimeoutMs: number;
   /** Called once the first event proved the upstream answers properly and the 200 went out. */
@@ -83,7 +84,7 @@ export async function relayStream(
     // reading, or the deadline passed. Leaving the loop destroyed the upstream body: its call is cut.
     if (signal.aborted) {
       if (!started) {
-        throw signal.reason as Error;
+        throw signal.reason;
       }
       if (!(signal.reason instanceof DeadlineExceeded)) {
         return 'client_aborted';
@@ -109,11 +110,14 @@ export async function relayStream(
 }
 
 /** Waits for the client to read what was written, at most `timeoutMs`, or until the request is aborted. */
-async function drained(raw: ServerResponse, signal: AbortSignal, timeoutMs: number): Promise<void> {
+async function drained(raw: ServerResponse, signal: CancelSignal, timeoutMs: number): Promise<void> {
   const wait = new AbortController();
   const stop = () => wait.abort();
   const timer = setTimeout(stop, timeoutMs);
   signal.addEventListener('abort', stop, { once: true });
+  if (signal.aborted) {
+    stop();
+  }
   try {
     await once(raw, 'drain', { signal: wait.signal });
   } catch (error) {

@@ -43,7 +43,7 @@ export class EmbeddingsService {
     for (const route of orderRoutes(embedding.routes)) {
       const adapter = this.adapterFor(route);
       if (signal.aborted) {
-        throw signal.reason as Error;
+        throw signal.reason;
       }
       const startedAt = performance.now();
       const request = adapter.buildRequest(route, body, embedding);
@@ -64,7 +64,7 @@ export class EmbeddingsService {
       if (statusCode >= 200 && statusCode < 300) {
         const answer = await readJsonBounded(result.body, this.config.bodyLimitBytes, result.headers['content-length']);
         if (signal.aborted) {
-          throw signal.reason as Error;
+          throw signal.reason;
         }
         const relayed = await this.answer(adapter.toAnswer(answer, embedding), { route, meter, reply, startedAt });
         if (relayed) {

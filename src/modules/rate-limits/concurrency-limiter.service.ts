@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { metrics } from 'src/common/metrics/metrics';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
+import { CancelSignal } from 'src/common/http/cancel-signal';
 
 interface Waiter {
   grant: () => void;
@@ -28,10 +29,10 @@ export class ConcurrencyLimiter {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   /** Resolves with a release function once a slot is free; rejects with the signal's reason if it aborts first. */
-  acquire(accountId: string, signal: AbortSignal): Promise<() => void> {
+  acquire(accountId: string, signal: CancelSignal): Promise<() => void> {
     const { maxConcurrent, maxQueued, queueWaitMs, maxPerAccount } = this.config.overload;
     if (signal.aborted) {
-      return Promise.reject(signal.reason as Error);
+      return Promise.reject(signal.reason);
     }
     const held = this.perAccount.get(accountId) ?? 0;
     if (held >= maxPerAccount) {
@@ -57,7 +58,7 @@ export class ConcurrencyLimiter {
         this.uncount(accountId);
         reject(error);
       };
-      const onAbort = () => leave(signal.reason as Error);
+      const onAbort = () => leave(signal.reason);
       const waiter: Waiter = {
         grant: () => {
           clearTimeout(waiter.timer);

@@ -48,7 +48,7 @@ export class TextCompletionsService {
     let lastFailure: RouteFailure = { kind: 'unreachable', breaker: true };
     for (const route of orderRoutes(completion.routes)) {
       if (signal.aborted) {
-        throw signal.reason as Error;
+        throw signal.reason;
       }
       const startedAt = performance.now();
       const request = textCompletionRequest(route, body, completion);
@@ -100,7 +100,7 @@ export class TextCompletionsService {
     }
     const answer = await readJsonBounded(body, this.config.bodyLimitBytes, headers['content-length']);
     if (signal.aborted) {
-      throw signal.reason as Error;
+      throw signal.reason;
     }
     const relayed = toTextCompletion(answer, completion.model.id);
     if (!relayed) {

@@ -12,6 +12,7 @@ import {
 } from 'src/modules/chat-completions/upstream/image-fetch/image-fetcher';
 import { randomUUID } from 'node:crypto';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
+import { CancelSignal, RequestSignal } from 'src/common/http/cancel-signal';
 
 const CONTENT_FILTERED = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY']);
 
@@ -28,7 +29,7 @@ export class GeminiAdapter extends wire.TranslatingAdapter {
     route: CatalogRoute,
     body: wire.Json,
     chat: ChatRequest,
-    signal: AbortSignal = new AbortController().signal,
+    signal: CancelSignal = new RequestSignal(),
   ): Promise<UpstreamRequest> {
     const request = geminiRequest(body, chat, await this.imagesOf(body, signal));
     const model = encodeURIComponent(route.upstreamModel);
@@ -40,7 +41,7 @@ export class GeminiAdapter extends wire.TranslatingAdapter {
   }
 
   /** The request's image URLs, fetched for inlining (Gemini takes no URLs); a refusal is a 400 naming `messages`. */
-  private imagesOf(body: wire.Json, signal: AbortSignal): Promise<Map<string, InlineImage>> {
+  private imagesOf(body: wire.Json, signal: CancelSignal): Promise<Map<string, InlineImage>> {
     const urls = imageUrlsOf(body);
     if (urls.length === 0) {
       return Promise.resolve(new Map<string, InlineImage>());

@@ -1,6 +1,7 @@
 import { TokenUsage } from 'src/modules/billing/metering.types';
 import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
+import { CancelSignal } from 'src/common/http/cancel-signal';
 
 export interface UpstreamRequest {
   path: string;
@@ -41,7 +42,7 @@ export interface ProviderAdapter {
     route: CatalogRoute,
     body: Record<string, unknown>,
     chat: ChatRequest,
-    signal?: AbortSignal,
+    signal?: CancelSignal,
   ): UpstreamRequest | Promise<UpstreamRequest>;
   /** The upstream's JSON answer as a `chat.completion` object for `modelId`, or null if it is not a valid answer. */
   toCompletion(upstream: unknown, modelId: string): Record<string, unknown> | null;

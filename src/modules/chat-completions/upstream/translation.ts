@@ -13,6 +13,7 @@ import { DeliveredTokens } from 'src/modules/chat-completions/upstream/delivered
 import { eventData } from 'src/modules/chat-completions/upstream/sse-event-splitter';
 import { saysAccountCannotServe } from 'src/modules/chat-completions/upstream/upstream-error-text';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
+import { CancelSignal } from 'src/common/http/cancel-signal';
 
 /**
  * The toolkit of adapters that translate our wire format to other providers' APIs and back: what they
@@ -199,7 +200,7 @@ export abstract class TranslatingAdapter implements ProviderAdapter {
     route: CatalogRoute,
     body: Json,
     chat: ChatRequest,
-    signal?: AbortSignal,
+    signal?: CancelSignal,
   ): UpstreamRequest | Promise<UpstreamRequest>;
   abstract toCompletion(upstream: unknown, modelId: string): Json | null;
   abstract streamTranslator(route: CatalogRoute, chat: ChatRequest): StreamTranslator;

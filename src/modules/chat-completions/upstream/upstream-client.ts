@@ -2,6 +2,7 @@ import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { IncomingHttpHeaders } from 'node:http';
 import { Dispatcher, Pool } from 'undici';
 import { CatalogChannel } from 'src/modules/models/catalog.service';
+import { CancelSignal } from 'src/common/http/cancel-signal';
 
 const POOL_CLOSE_WAIT_MS = 1_000;
 
@@ -36,7 +37,7 @@ export class UpstreamClient implements OnModuleDestroy {
     path: string,
     headers: Record<string, string>,
     payload: string,
-    signal: AbortSignal,
+    signal: CancelSignal,
     stream: boolean,
   ): Promise<UpstreamResult> {
     const { pool, basePath } = this.poolFor(channel);
@@ -47,6 +48,7 @@ export class UpstreamClient implements OnModuleDestroy {
         path: basePath + path,
         headers,
         body: payload,
+        // undici listens with addEventListener and reads `aborted` and `reason`: a CancelSignal will do.
         signal,
         headersTimeout: stream ? streamFirstByteMs : firstByteMs,
         bodyTimeout: silenceMs,
@@ -55,7 +57,7 @@ export class UpstreamClient implements OnModuleDestroy {
     } catch (error) {
       if (signal.aborted) {
         // The client hung up or the deadline passed: the reason is the answer.
-        throw signal.reason as Error;
+        throw signal.reason;
       }
       const { code, message } = error as { code?: string; message: string };
       return { kind: 'unreachable', detail: code ?? message, timedOut: code !== undefined && TIMEOUT_CODES.has(code) };

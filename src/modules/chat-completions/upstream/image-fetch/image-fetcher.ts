@@ -4,6 +4,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIP, LookupFunction, Socket } from 'node:net';
 import { AppConfig } from 'src/config/app-config';
 import { isPrivateAddress } from 'src/modules/chat-completions/upstream/image-fetch/address-policy';
+import { CancelSignal, followedSignal } from 'src/common/http/cancel-signal';
 
 /** What the operator allows (IMAGE_FETCH_* in src/config). */
 export type ImageFetchLimits = AppConfig['imageFetch'];
@@ -44,11 +45,12 @@ export class ByteBudget {
 export async function fetchImages(
   urls: string[],
   limits: ImageFetchLimits,
-  signal: AbortSignal,
+  signal: CancelSignal,
   refuses: AddressRule = limits.allowPrivate ? () => false : isPrivateAddress,
 ): Promise<Map<string, InlineImage>> {
   const stop = new AbortController();
-  const deadline = AbortSignal.any([signal, stop.signal, AbortSignal.timeout(limits.timeoutMs)]);
+  const request = followedSignal(signal);
+  const deadline = AbortSignal.any([request.signal, stop.signal, AbortSignal.timeout(limits.timeoutMs)]);
   const budget = new ByteBudget(limits.maxBytes);
   const images = new Map<string, InlineImage>();
   const pending = [...new Set(urls)];
@@ -65,6 +67,7 @@ export async function fetchImages(
     }),
   );
   const results = await Promise.allSettled(workers);
+  request.unfollow();
   const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
   if (failed) {
     // The first refusal, not the aborts it caused in the other fetches.
