@@ -5,6 +5,10 @@ import { isIPv6 } from 'node:net';
  * address in it, so IPv6 addresses count by their /64; IPv4-mapped ones count as the IPv4 address.
  */
 export function throttleAddress(ip: string): string {
+  if (!ip.includes(':')) {
+    // IPv4 (or no address at all), as most clients are: asked on every /v1 request, so no regex.
+    return ip;
+  }
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
   if (mapped) {
     return mapped[1];
