@@ -168,4 +168,32 @@ describe('request bodies at the edge', () => {
       expect(response.status).toBe(200);
     });
   });
+
+  describe('what an OpenAI-compatible upstream is sent', () => {
+    const send = (bytes: Uint8Array) =>
+      fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: completionHeaders(), body: bytes });
+    const lastSent = () => gateway.mock.requests.at(-1)!;
+
+    it("should be the client's own bytes, non-ASCII text and spacing included, with only the model swapped", async () => {
+      const text = (name: string) =>
+        `\uFEFF{ "model" : ${JSON.stringify(name)},\n  "messages": [{"role":"user","content":"東京 café 😀 \\u00e9"}] }`;
+
+      const response = await send(Buffer.from(text(model)));
+
+      expect(response.status).toBe(200);
+      expect(lastSent().rawBody).toBe(text('mock-gpt').slice(1));
+    });
+
+    it('should be re-serialised, meaning what was billed, when the client sent invalid UTF-8', async () => {
+      const head = Buffer.from(`{ "model": ${JSON.stringify(model)}, "messages": [{"role": "user", "content": "a`);
+      const bytes = Buffer.concat([head, Buffer.from([0xff, 0xc3]), Buffer.from('b"}] }')]);
+
+      const response = await send(bytes);
+
+      expect(response.status).toBe(200);
+      // Read as the gateway read it (each bad byte a replacement character), not the client's bytes.
+      const billed = { model: 'mock-gpt', messages: [{ role: 'user', content: 'a\uFFFD\uFFFDb' }] };
+      expect(lastSent().rawBody).toBe(JSON.stringify(billed));
+    });
+  });
 });

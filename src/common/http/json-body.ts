@@ -1,4 +1,5 @@
 import { errorCodes, FastifyInstance } from 'fastify';
+import { isUtf8 } from 'node:buffer';
 
 type Json = Record<string, unknown>;
 const hasOwn = (value: object, key: string) => Object.prototype.hasOwnProperty.call(value, key);
@@ -14,18 +15,19 @@ export function isPoisoned(root: unknown): boolean {
   return parsedObjectKeys(root) < 0;
 }
 
-/** The text a JSON object body was parsed from, and how many object keys the parsed value holds in all. */
+/** The UTF-8 bytes a JSON object body was parsed from, and how many object keys the parsed value holds in all. */
 export interface RawJsonBody {
-  text: string;
+  bytes: Buffer;
   keys: number;
 }
 
-// By the parsed body: the text is the one Fastify already decoded, kept for the request's life, not copied.
+// By the parsed body, for the request's life: the bytes as received, outside the JavaScript heap. The
+// decoded text is dropped as soon as it is parsed, so a large prompt is not kept twice on the heap.
 const rawBodies = new WeakMap<object, RawJsonBody>();
 
 /**
- * The text `body` was parsed from, when it is a JSON object body as received. The body must not have
- * been changed since (the gateway never changes a body it relays: it builds a new one).
+ * The bytes `body` was parsed from, when it is a JSON object body as received in valid UTF-8. The body
+ * must not have been changed since (the gateway never changes a body it relays: it builds a new one).
  */
 export function rawJsonOf(body: object): RawJsonBody | undefined {
   return rawBodies.get(body);
@@ -69,17 +71,18 @@ export function parsedObjectKeys(root: unknown): number {
  */
 export function parseJsonBodies(fastify: FastifyInstance): void {
   fastify.removeContentTypeParser('application/json');
-  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = body as string;
-    if (text.length === 0) {
+  // As bytes, decoded here: the bytes are what an OpenAI-compatible upstream gets (relayed-body.ts).
+  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+    const received = body as Buffer;
+    // A leading byte-order mark is accepted, as Fastify's parser accepts it.
+    const bytes = hasByteOrderMark(received) ? received.subarray(BYTE_ORDER_MARK.length) : received;
+    if (received.length === 0) {
       done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
       return;
     }
     let parsed: unknown;
-    // A leading byte-order mark is accepted, as Fastify's parser accepts it.
-    const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
     try {
-      parsed = JSON.parse(json);
+      parsed = JSON.parse(bytes.toString('utf8'));
     } catch {
       done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
       return;
@@ -89,10 +92,18 @@ export function parseJsonBodies(fastify: FastifyInstance): void {
       done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
       return;
     }
-    if (isObject(parsed) && !Array.isArray(parsed)) {
+    // Invalid UTF-8 was read with replacement characters: relaying its bytes would give the upstream
+    // something else than what was validated and billed, so such a body is re-serialised instead.
+    if (isObject(parsed) && !Array.isArray(parsed) && isUtf8(bytes)) {
       // An OpenAI-compatible upstream gets these bytes, with the model spliced in, instead of a re-serialisation.
-      rawBodies.set(parsed, { text: json, keys });
+      rawBodies.set(parsed, { bytes, keys });
     }
     done(null, parsed);
   });
+}
+
+const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf]);
+
+function hasByteOrderMark(bytes: Buffer): boolean {
+  return bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
 }

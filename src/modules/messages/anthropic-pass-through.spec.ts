@@ -73,7 +73,7 @@ describe('anthropicPassThrough', () => {
     const passed = anthropicPassThrough(body, { version: 'v1', beta: 'b-1' }, 'gateway-claude', route, chat(300));
 
     expect(passed.request.path).toBe('/messages');
-    expect(JSON.parse(passed.request.payload)).toEqual({ ...body, model: 'claude-upstream' });
+    expect(JSON.parse(passed.request.payload.toString())).toEqual({ ...body, model: 'claude-upstream' });
     expect(passed.request.headers).toEqual({
       'x-api-key': 'channel-key',
       'anthropic-version': 'v1',

@@ -14,7 +14,7 @@ const chatOf = (over: Partial<ChatRequest> = {}): ChatRequest => ({
 });
 const sut = new AnthropicAdapter();
 const sent = (body: Record<string, unknown>, chat = chatOf()) =>
-  JSON.parse(sut.buildRequest(route, body, chat).payload) as Record<string, any>;
+  JSON.parse(sut.buildRequest(route, body, chat).payload.toString()) as Record<string, any>;
 
 /** Anthropic's named events as the SSE text the stream translator is given. */
 const event = (data: Record<string, unknown>) => `event: ${String(data.type)}\ndata: ${JSON.stringify(data)}`;

@@ -156,7 +156,7 @@ describe('GeminiAdapter', () => {
       { ...chat(), stream: false },
     );
     expect(request.path).toBe('/models/gemini-2.5-flash:generateContent');
-    expect(JSON.parse(request.payload)).toMatchObject({
+    expect(JSON.parse(request.payload.toString())).toMatchObject({
       contents: [{ role: 'user', parts: [{ inlineData: { mimeType: 'image/png', data: 'AAAA' } }] }],
     });
   });

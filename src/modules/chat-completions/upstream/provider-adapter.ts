@@ -6,7 +6,8 @@ import { CancelSignal } from 'src/common/http/cancel-signal';
 export interface UpstreamRequest {
   path: string;
   headers: Record<string, string>;
-  payload: string;
+  /** JSON text, or the client's own bytes with edits (relayed-body.ts). */
+  payload: string | Buffer;
 }
 
 /** Turns one upstream stream event into the wire events to forward (already framed text, without the blank line). */

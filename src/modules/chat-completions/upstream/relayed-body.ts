@@ -1,15 +1,21 @@
 import { RawJsonBody } from 'src/common/http/json-body';
 
 /*
- * The body an OpenAI-compatible upstream gets: the client's own text, with the model's value (and a
+ * The body an OpenAI-compatible upstream gets: the client's own bytes, with the model's value (and a
  * stream's `stream_options`) spliced in, instead of a JSON.stringify of the parsed body — on a prompt
- * of megabytes that re-serialisation and its garbage were a tenth of the gateway's work.
+ * of megabytes that re-serialisation and its garbage were a tenth of the gateway's work. Bytes, not
+ * text: they stay outside the JavaScript heap while the request is in flight, and undici sends them
+ * without encoding a string of the body's size again.
  *
  * The upstream must read exactly what was validated and billed. JSON.parse keeps the last of a key
- * given twice; another parser may keep the first. So the text is relayed only when no object in it
- * has a key twice: the scan counts the keys of every object in the text, and the parsed body must
- * hold as many (json-body.ts counts them while it checks the body). Otherwise, or when the text has
- * no top-level `model` to splice, the caller re-serialises.
+ * given twice; another parser may keep the first. So the bytes are relayed only when no object in
+ * them has a key twice: the scan counts the keys of every object, and the parsed body must hold as
+ * many (json-body.ts counts them while it checks the body). They must also be valid UTF-8, or the
+ * upstream would not decode them as the body was decoded (json-body.ts keeps no bytes otherwise).
+ * Otherwise, or when the body has no top-level `model` to splice, the caller re-serialises.
+ *
+ * The scan reads bytes: every byte of JSON's syntax is ASCII, and no byte of a multi-byte UTF-8
+ * character is, so a quote, a backslash or a brace inside one cannot be mistaken for syntax.
  *
  * Top-level numbers (the fields validated as integers: `max_tokens`, `n`, `seed`, …) go out as
  * JSON.stringify writes them: validation reads `2.0` or `1e2` as the integer it is, and an upstream
@@ -55,8 +61,8 @@ export function splicedBody(
   raw: RawJsonBody,
   upstreamModel: string,
   streamOptions: Record<string, unknown> | null,
-): string | null {
-  const scanned = scanJsonObject(raw.text);
+): Buffer | null {
+  const scanned = scanJsonObject(raw.bytes);
   // A key twice in some object: the upstream could read a value other than the one validated.
   if (!scanned || scanned.keys !== raw.keys) {
     return null;
@@ -65,7 +71,7 @@ export function splicedBody(
   if (!model) {
     return null;
   }
-  const edits: Edit[] = [{ ...model, text: JSON.stringify(upstreamModel) }, ...numberEdits(raw.text, scanned)];
+  const edits: Edit[] = [{ ...model, text: JSON.stringify(upstreamModel) }, ...numberEdits(raw.bytes, scanned)];
   if (streamOptions) {
     const value = JSON.stringify(streamOptions);
     const present = scanned.topLevel.get('stream_options');
@@ -75,16 +81,16 @@ export function splicedBody(
         : { start: scanned.close, end: scanned.close, text: `,"stream_options":${value}` },
     );
   }
-  return applyEdits(raw.text, edits);
+  return applyEdits(raw.bytes, edits);
 }
 
 /** The top-level numbers not written as JSON.stringify would write them, rewritten so. */
-function numberEdits(text: string, scanned: ScannedObject): Edit[] {
+function numberEdits(bytes: Buffer, scanned: ScannedObject): Edit[] {
   const edits: Edit[] = [];
   for (const range of scanned.topLevel.values()) {
-    const first = text.charCodeAt(range.start);
+    const first = bytes[range.start];
     if (first === MINUS || (first >= DIGIT_0 && first <= DIGIT_9)) {
-      const written = text.slice(range.start, range.end);
+      const written = bytes.toString('latin1', range.start, range.end);
       const canonical = JSON.stringify(Number(written));
       if (canonical !== written) {
         edits.push({ ...range, text: canonical });
@@ -94,25 +100,26 @@ function numberEdits(text: string, scanned: ScannedObject): Edit[] {
   return edits;
 }
 
-function applyEdits(text: string, edits: Edit[]): string {
+function applyEdits(bytes: Buffer, edits: Edit[]): Buffer {
   edits.sort((a, b) => a.start - b.start);
-  let result = '';
+  const parts: Buffer[] = [];
   let at = 0;
   for (const edit of edits) {
-    result += text.slice(at, edit.start) + edit.text;
+    parts.push(bytes.subarray(at, edit.start), Buffer.from(edit.text));
     at = edit.end;
   }
-  return result + text.slice(at);
+  parts.push(bytes.subarray(at));
+  return Buffer.concat(parts);
 }
 
 /**
- * One tokenizing pass over JSON text that JSON.parse accepted, whose value is an object: strings
- * are skipped by searching for their closing quote, everything else is looked at once. Null if the
- * text is not an object.
+ * One tokenizing pass over the UTF-8 bytes of JSON text that JSON.parse accepted, whose value is an
+ * object: strings are skipped by searching for their closing quote, everything else is looked at once.
+ * Null if the text is not an object.
  */
-export function scanJsonObject(text: string): ScannedObject | null {
+export function scanJsonObject(text: Buffer): ScannedObject | null {
   let at = skipSpace(text, 0);
-  if (text.charCodeAt(at) !== OPEN_BRACE) {
+  if (text[at] !== OPEN_BRACE) {
     return null;
   }
   const topLevel = new Map<string, ValueRange>();
@@ -121,14 +128,14 @@ export function scanJsonObject(text: string): ScannedObject | null {
   let key: string | null = null;
   let valueStart = -1;
   while (at < text.length) {
-    const code = text.charCodeAt(at);
+    const code = text[at];
     if (code === QUOTE) {
       const end = stringEnd(text, at);
       if (end < 0) {
         return null;
       }
       const after = skipSpace(text, end);
-      if (text.charCodeAt(after) !== COLON) {
+      if (text[after] !== COLON) {
         at = end;
         continue;
       }
@@ -162,15 +169,15 @@ export function scanJsonObject(text: string): ScannedObject | null {
 }
 
 /** Just past the string starting at the quote at `start`, or -1 if it never closes. */
-function stringEnd(text: string, start: number): number {
+function stringEnd(text: Buffer, start: number): number {
   for (let from = start + 1; ;) {
-    const quote = text.indexOf('"', from);
+    const quote = text.indexOf(QUOTE, from);
     if (quote < 0) {
       return -1;
     }
     // Escaped when an odd number of backslashes precede it (the opening quote stops the count).
     let backslashes = 0;
-    while (text.charCodeAt(quote - 1 - backslashes) === BACKSLASH) {
+    while (text[quote - 1 - backslashes] === BACKSLASH) {
       backslashes++;
     }
     if (backslashes % 2 === 0) {
@@ -181,26 +188,26 @@ function stringEnd(text: string, start: number): number {
 }
 
 /** A key as JSON.parse reads it: `"mod\u0065l"` is `model`. */
-function keyName(text: string, start: number, end: number): string {
-  const inner = text.slice(start + 1, end - 1);
-  return inner.includes('\\') ? (JSON.parse(text.slice(start, end)) as string) : inner;
+function keyName(text: Buffer, start: number, end: number): string {
+  const inner = text.toString('utf8', start + 1, end - 1);
+  return inner.includes('\\') ? (JSON.parse(text.toString('utf8', start, end)) as string) : inner;
 }
 
 function isSpace(code: number): boolean {
   return code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
 }
 
-function skipSpace(text: string, from: number): number {
+function skipSpace(text: Buffer, from: number): number {
   let at = from;
-  while (at < text.length && isSpace(text.charCodeAt(at))) {
+  while (at < text.length && isSpace(text[at])) {
     at++;
   }
   return at;
 }
 
-function trimEnd(text: string, start: number, end: number): number {
+function trimEnd(text: Buffer, start: number, end: number): number {
   let at = end;
-  while (at > start && isSpace(text.charCodeAt(at - 1))) {
+  while (at > start && isSpace(text[at - 1])) {
     at--;
   }
   return at;

@@ -36,7 +36,7 @@ export class UpstreamClient implements OnModuleDestroy {
     channel: CatalogChannel,
     path: string,
     headers: Record<string, string>,
-    payload: string,
+    payload: string | Buffer,
     signal: CancelSignal,
     stream: boolean,
   ): Promise<UpstreamResult> {
