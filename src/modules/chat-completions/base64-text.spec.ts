@@ -47,6 +47,21 @@ describe('base64 shape checks', () => {
     expect(isBase64DataUri(`data:image/png;base64,${payload}!`)).toBe(false);
   });
 
+  it('should find a character outside the alphabet at any place in a block of 16 or in the tail', () => {
+    const payload = 'QUJD'.repeat(17);
+    const differing: [number, string][] = [];
+    for (let at = 0; at < payload.length; at++) {
+      for (const wrong of ['-', '\n', '\u0141', '\u00c1', '=']) {
+        const text = payload.slice(0, at) + wrong + payload.slice(at + 1);
+        if (isBase64(text) !== BASE64.test(text)) {
+          differing.push([at, wrong]);
+        }
+      }
+    }
+    expect(differing).toEqual([]);
+    expect(isBase64(payload)).toBe(true);
+  });
+
   it('should check payloads longer than one chunk to their last character', () => {
     const payload = 'QUJD'.repeat(700_000);
     expect(isBase64(payload)).toBe(true);
