@@ -105,5 +105,5 @@ export function parseJsonBodies(fastify: FastifyInstance): void {
 const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf]);
 
 function hasByteOrderMark(bytes: Buffer): boolean {
-  return bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+  return BYTE_ORDER_MARK.equals(bytes.subarray(0, BYTE_ORDER_MARK.length));
 }
