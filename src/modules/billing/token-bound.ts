@@ -1,3 +1,4 @@
+import { endianness } from 'node:os';
 import { asciiClasses, DIGIT, LETTER, LINE_BREAK, OTHER, SPACE, WHITESPACE } from 'src/modules/billing/ascii-classes';
 import { cl100kTextTokens, isCl100kToken, nextHash } from 'src/modules/billing/cl100k';
 
@@ -84,23 +85,48 @@ const WORD_CHARS = new Uint8Array(WORDS.reduce((sum, word) => sum + word.length,
   }
 }
 
-/** Whether text[end - length, end) is a word of the vocabulary; `hash` is nextHash over its characters. */
-function isWord(text: string, end: number, length: number, hash: number): boolean {
+/** Whether units[end - length, end) is a word of the vocabulary; `hash` is nextHash over its characters. */
+function isWord(units: Uint16Array, end: number, length: number, hash: number): boolean {
   for (let slot = hash & (WORD_SLOTS - 1); WORD_STARTS[slot] !== 0; slot = (slot + 1) & (WORD_SLOTS - 1)) {
-    if (WORD_LENGTHS[slot] === length && sameChars(text, end - length, WORD_STARTS[slot] - 1, length)) {
+    if (WORD_LENGTHS[slot] === length && sameChars(units, end - length, WORD_STARTS[slot] - 1, length)) {
       return true;
     }
   }
   return false;
 }
 
-function sameChars(text: string, from: number, offset: number, length: number): boolean {
+function sameChars(units: Uint16Array, from: number, offset: number, length: number): boolean {
   for (let index = 0; index < length; index++) {
-    if (text.charCodeAt(from + index) !== WORD_CHARS[offset + index]) {
+    if (units[from + index] !== WORD_CHARS[offset + index]) {
       return false;
     }
   }
   return true;
+}
+
+/*
+ * The scan reads the text's UTF-16 code units from a typed array, copied in once a call: V8's
+ * charCodeAt checks the string's representation at every character, and cost about a quarter more.
+ * One array serves every call (the scan is synchronous), grown to the longest text yet: text-tokens.ts
+ * hands over 32k characters at a time, so 64 KB.
+ */
+const LITTLE_ENDIAN = endianness() === 'LE';
+let scratchUnits = new Uint16Array(4096);
+
+function codeUnits(text: string, from: number, end: number): Uint16Array {
+  if (scratchUnits.length < end - from) {
+    scratchUnits = new Uint16Array(Math.max(end - from, 2 * scratchUnits.length));
+  }
+  const units = scratchUnits;
+  if (LITTLE_ENDIAN) {
+    // UTF-16LE is the units as they are, lone surrogates included.
+    Buffer.from(units.buffer, units.byteOffset, units.byteLength).write(text.slice(from, end), 'utf16le');
+  } else {
+    for (let at = from; at < end; at++) {
+      units[at - from] = text.charCodeAt(at);
+    }
+  }
+  return units;
 }
 
 const APOSTROPHE = 0x27;
@@ -111,10 +137,19 @@ const chainTokens = (length: number) => ((2 * length + 2) / 3) | 0;
 
 /**
  * At least the cl100k count of text[start, end). `start` must begin a pre-token and `end` end one: 0
- * and the text's length, or cut points of text-tokens.ts (a letter before, a non-letter at). One loop
- * over the characters, with the state in locals: this runs over megabytes on the event loop.
+ * and the text's length, or cut points of text-tokens.ts (a letter before, a non-letter at).
  */
 export function boundTextTokens(text: string, start = 0, end = text.length): number {
+  // The character before `start` is read too: it decides whether a word or a digit run starts there.
+  const from = start > 0 ? start - 1 : 0;
+  return boundUnits(codeUnits(text, from, end), start - from, end - from);
+}
+
+/**
+ * The bound of units[start, end), whose units before `start` (one at most) only precede it. One loop
+ * over the characters, with the state in locals: this runs over megabytes on the event loop.
+ */
+function boundUnits(units: Uint16Array, start: number, end: number): number {
   const length = end;
   let tokens = 0;
   let at = start;
@@ -123,7 +158,7 @@ export function boundTextTokens(text: string, start = 0, end = text.length): num
   // A space or tab that ended a whitespace run and starts the pre-token of the word or punctuation after it.
   let lead = NONE;
   while (at < length) {
-    const code = text.charCodeAt(at);
+    const code = units[at];
     if (code >= 0x80) {
       // Outside ASCII: its UTF-8 bytes (a surrogate pair is 4 bytes, 2 per unit).
       tokens += code < 0x800 || (code >= 0xd800 && code <= 0xdfff) ? 2 : 3;
@@ -135,7 +170,7 @@ export function boundTextTokens(text: string, start = 0, end = text.length): num
       // A word. Most are a whole pre-token that is one vocabulary entry: hashed along the way, then
       // looked up; any other is counted by its chains in a second pass over its letters.
       const from = at;
-      const before = at > start ? text.charCodeAt(at - 1) : NONE;
+      const before = at > start ? units[at - 1] : NONE;
       const beforeClass = before === NONE ? NONE : classOf(before);
       // A whole pre-token from a leading space, or with no leading character.
       const keyed =
@@ -147,15 +182,13 @@ export function boundTextTokens(text: string, start = 0, end = text.length): num
       for (let letter = code; letter < 0x80 && CLASSES[letter] === LETTER;) {
         hash = nextHash(hash, letter);
         at++;
-        letter = at < length ? text.charCodeAt(at) : 0x80;
+        letter = at < length ? units[at] : 0x80;
       }
       const chars = at - from + (lead === NONE ? 0 : 1);
       // The pre-token ends here unless a letter outside ASCII follows.
       const whole =
-        keyed &&
-        chars <= MAX_WORD_CHARS &&
-        (at >= length || text.charCodeAt(at) < 0x80 || UNICODE_LETTERS[text.charCodeAt(at)] === 0);
-      tokens += whole && isWord(text, at, chars, hash) ? 1 : wordChainTokens(text, from, at, lead, apostrophe);
+        keyed && chars <= MAX_WORD_CHARS && (at >= length || units[at] < 0x80 || UNICODE_LETTERS[units[at]] === 0);
+      tokens += whole && isWord(units, at, chars, hash) ? 1 : wordChainTokens(units, from, at, lead, apostrophe);
       lead = NONE;
       continue;
     }
@@ -176,7 +209,7 @@ export function boundTextTokens(text: string, start = 0, end = text.length): num
         }
         previous = mark;
         at++;
-        mark = at < length ? text.charCodeAt(at) : 0x80;
+        mark = at < length ? units[at] : 0x80;
         if (mark >= 0x80 || CLASSES[mark] !== OTHER) {
           break;
         }
@@ -188,15 +221,14 @@ export function boundTextTokens(text: string, start = 0, end = text.length): num
       // Cut in threes from the run's start, each a vocabulary entry, unless a character outside ASCII
       // (maybe a numeral, \p{N}) touches the run and may shift the cuts: then each digit counts.
       const from = at;
-      while (at < length && isDigit(text.charCodeAt(at))) {
+      while (at < length && isDigit(units[at])) {
         at++;
       }
-      const touchesNonAscii =
-        (from > 0 && text.charCodeAt(from - 1) >= 0x80) || (at < length && text.charCodeAt(at) >= 0x80);
+      const touchesNonAscii = (from > 0 && units[from - 1] >= 0x80) || (at < length && units[at] >= 0x80);
       tokens += touchesNonAscii ? at - from : ((at - from + 2) / 3) | 0;
       continue;
     }
-    if (code === 0x20 && at + 1 < length && classOf(text.charCodeAt(at + 1)) === LETTER) {
+    if (code === 0x20 && at + 1 < length && classOf(units[at + 1]) === LETTER) {
       // The common case, one space before a word: it starts the word's pre-token.
       lead = 0x20;
       at++;
@@ -215,18 +247,18 @@ export function boundTextTokens(text: string, start = 0, end = text.length): num
         spaces = false;
       }
       at++;
-      const next = at < length ? text.charCodeAt(at) : 0x80;
+      const next = at < length ? units[at] : 0x80;
       space = next < 0x80 ? CLASSES[next] : 0;
     }
     tokens += afterLastBreak - from;
     if (at === afterLastBreak) {
       continue;
     }
-    const last = text.charCodeAt(at - 1);
+    const last = units[at - 1];
     // A tab last in the run does not make the chain before it any shorter.
-    const chained = spaces || (afterLastBreak < at - 1 && allSpaces(text, afterLastBreak, at - 1));
+    const chained = spaces || (afterLastBreak < at - 1 && allSpaces(units, afterLastBreak, at - 1));
     tokens += chained ? chainTokens(at - 1 - afterLastBreak) : at - 1 - afterLastBreak;
-    const next = at < length ? text.charCodeAt(at) : 0x80;
+    const next = at < length ? units[at] : 0x80;
     const nextClass = next < 0x80 ? CLASSES[next] : 0;
     // The last character starts the next pre-token: a word's (with its leading character), or
     // punctuation's (a space only); otherwise it is a pre-token, or the start of one, by itself.
@@ -241,15 +273,15 @@ export function boundTextTokens(text: string, start = 0, end = text.length): num
 }
 
 /**
- * The chain bound of the letters text[from, end), with the space or tab leading them if any: letters
+ * The chain bound of the letters units[from, end), with the space or tab leading them if any: letters
  * chain while each pair is a vocabulary entry and no contraction (a pre-token of its own) ends between.
  */
-function wordChainTokens(text: string, from: number, end: number, lead: number, apostrophe: number): number {
+function wordChainTokens(units: Uint16Array, from: number, end: number, lead: number, apostrophe: number): number {
   let tokens = 0;
   let chain = lead === NONE ? 0 : 1;
   let previous = lead;
   for (let at = from; at < end; at++) {
-    const letter = text.charCodeAt(at);
+    const letter = units[at];
     if (chain > 0 && PAIRS[previous * 128 + letter] === 1 && at - apostrophe > 3) {
       chain++;
     } else {
@@ -265,9 +297,9 @@ function isDigit(code: number): boolean {
   return code >= 0x30 && code <= 0x39;
 }
 
-function allSpaces(text: string, from: number, end: number): boolean {
+function allSpaces(units: Uint16Array, from: number, end: number): boolean {
   for (let at = from; at < end; at++) {
-    if (text.charCodeAt(at) !== 0x20) {
+    if (units[at] !== 0x20) {
       return false;
     }
   }
