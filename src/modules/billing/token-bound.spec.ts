@@ -29,6 +29,9 @@ const ALPHABET = [
   '😀',
   '東',
   '—',
+  // Lone halves of a surrogate pair (JSON's "\ud800" gives one): the tokenizer reads each as U+FFFD.
+  '\ud800',
+  '\udc00',
 ];
 const CHUNKS = [
   "'s",
