@@ -7,6 +7,7 @@ import { DeadlineExceeded } from 'src/modules/chat-completions/request-lifetime'
 import { eventData, SseEventSplitter } from 'src/modules/chat-completions/upstream/sse-event-splitter';
 import { UpstreamBody } from 'src/modules/chat-completions/upstream/upstream-client';
 import { CancelSignal } from 'src/common/http/cancel-signal';
+import { TurnCork } from 'src/common/http/turn-cork';
 
 export type StreamOutcome =
   /** Nothing was sent to the client and the upstream's answer was not a valid stream: try another route. */
@@ -48,6 +49,8 @@ export async function relayStream(
 ): Promise<StreamOutcome> {
   const splitter = new SseEventSplitter();
   const raw = reply.raw;
+  // The events of a turn leave together; those of the last turn, with the end (turn-cork.ts).
+  const client = new TurnCork(raw);
   let started = false;
   try {
     for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -75,7 +78,7 @@ export async function relayStream(
         translated.push(...translator.translate(event));
       }
       const out = translated.length === 0 ? '' : writer.write(translated);
-      if (out !== '' && !raw.write(out)) {
+      if (out !== '' && !client.write(out)) {
         await drained(raw, signal, drainTimeoutMs);
       }
     }
@@ -89,7 +92,7 @@ export async function relayStream(
       if (!(signal.reason instanceof DeadlineExceeded)) {
         return 'client_aborted';
       }
-      raw.end(writer.fail(DEADLINE_EVENT));
+      client.end(writer.fail(DEADLINE_EVENT));
       return 'upstream_broken';
     }
     if (error instanceof DrainTimeout) {
@@ -101,11 +104,11 @@ export async function relayStream(
     return 'abnormal';
   }
   if (translator.finished() && splitter.rest() === '') {
-    const extra = await beforeDone();
-    raw.end((extra.length === 0 ? '' : writer.write(extra)) + writer.end());
+    const extra = await client.holdWhile(beforeDone);
+    client.end((extra.length === 0 ? '' : writer.write(extra)) + writer.end());
     return 'completed';
   }
-  raw.end(writer.fail(BROKEN_EVENT));
+  client.end(writer.fail(BROKEN_EVENT));
   return 'upstream_broken';
 }
 
