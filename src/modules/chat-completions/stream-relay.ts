@@ -36,8 +36,9 @@ export interface RelayLimits {
 
 /**
  * Pipes an upstream event stream to the client event by event: each event leaves at the end of the
- * turn its last byte arrives in (or, in the answer's last turn, with the end), never buffered whole. The 200 is only committed once the first event
- * proves the upstream is answering properly, so a bad upstream can still fail over to another route.
+ * turn its last byte arrives in (in the answer's last turn, with the end), never buffered whole.
+ * The 200 is only committed once the first event proves the upstream is answering properly, so a
+ * bad upstream can still fail over to another route.
  */
 export async function relayStream(
   body: UpstreamBody,
