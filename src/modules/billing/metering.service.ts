@@ -176,8 +176,9 @@ export class MeteringService implements BeforeApplicationShutdown {
     const { request } = context;
     // Our tokenizer may count differently from the upstream's: an estimate never exceeds what the
     // upstream was allowed to generate, which is also what the hold covered.
+    // A prompt held at its quick bound is billed at the closer one (HeldTokens.closer).
     const usage = result.usage ?? {
-      promptTokens: request.held.promptTokens,
+      promptTokens: (request.held.closer?.() ?? request.held).promptTokens,
       completionTokens: Math.min(result.deliveredTokens(), request.held.completionTokens),
     };
     if (result.usage) {

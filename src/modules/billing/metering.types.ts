@@ -1,4 +1,5 @@
 // Billing's contract with the relay it meters. The relay depends on these; billing imports nothing from it.
+import { lazy } from 'src/common/lazy';
 import { Prices } from 'src/modules/billing/pricing';
 
 export interface TokenUsage {
@@ -17,6 +18,23 @@ export interface HeldTokens {
   promptTokens: number;
   /** The output cap over all choices, plus what else the upstream bills as output (rejected prediction tokens). */
   completionTokens: number;
+  /**
+   * A closer bound, counted when first asked: present when `promptTokens` counted a long prompt's text
+   * as its bytes, which costs nothing but is about four times the count of prose. Admission asks for
+   * it only when the quick bound was refused (tokens per minute, balance, key limit), and billing only
+   * when the upstream reports no usage; every other request never pays for the scan.
+   */
+  closer?: () => HeldTokens;
+}
+
+/** `held` with `promptTokens` more prompt tokens, in its closer bound too. */
+export function withMorePromptTokens(held: HeldTokens, promptTokens: number): HeldTokens {
+  const { closer } = held;
+  return {
+    promptTokens: held.promptTokens + promptTokens,
+    completionTokens: held.completionTokens,
+    ...(closer && { closer: lazy(() => withMorePromptTokens(closer(), promptTokens)) }),
+  };
 }
 
 /** What billing needs to know of one request it meters: who pays, for which model, and the worst case held. */

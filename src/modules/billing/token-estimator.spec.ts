@@ -143,6 +143,36 @@ describe(estimateRequest.name, () => {
   });
 });
 
+describe('estimateRequest with restAsBytes', () => {
+  const quick = (body: Record<string, unknown>) => estimateRequest(body, { ...options, restAsBytes: true });
+
+  it('should count a short prompt exactly as without it, and not call it rough', () => {
+    const body = { model: 'm', messages: [{ role: 'user', content: 'What is the capital of France? '.repeat(20) }] };
+    expect(quick(body)).toEqual({ promptTokens: estimate(body), predictionTokens: 0, rough: false });
+  });
+
+  it('should count a long prompt past the exact budget as its bytes: above the closer bound, and rough', () => {
+    const prose = 'The committee reviewed the quarterly budget, and the engineers shipped their fixes. '.repeat(500);
+    const body = { model: 'm', messages: [{ role: 'user', content: prose }] };
+    const { promptTokens, rough } = quick(body);
+    expect(rough).toBe(true);
+    expect(promptTokens).toBeGreaterThan(3 * estimate(body));
+    expect(promptTokens).toBeLessThanOrEqual(Math.ceil(Buffer.byteLength(prose) * 1.1) + 10);
+  });
+
+  it('should never be below the closer bound, on random schemas and prose', () => {
+    const random = new SeededRandom(7);
+    for (let round = 0; round < 40; round++) {
+      const body = {
+        model: 'm',
+        messages: [{ role: 'user', content: 'Tell me more. '.repeat(random.int(0, 2000)) }],
+        tools: [randomSchema(random)],
+      };
+      expect(quick(body).promptTokens).toBeGreaterThanOrEqual(estimate(body));
+    }
+  });
+});
+
 describe(countCompletionTokens.name, () => {
   it('should count delivered completion text', () => {
     expect(countCompletionTokens('')).toBe(0);

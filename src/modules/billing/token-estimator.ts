@@ -41,6 +41,12 @@ export interface PromptEstimateOptions {
   audioReferenceTokens: number;
   /** How the upstreams behind the model bill images (imageFamiliesOf its routes); every known formula when absent. */
   imageFamilies?: readonly ImageFamily[];
+  /**
+   * Text past the exact budget counts as its UTF-8 bytes instead of being scanned by the one-pass
+   * bound: an upper bound at no cost, about four times prose's count (a hold's first try, see
+   * RequestEstimate.rough).
+   */
+  restAsBytes?: boolean;
 }
 
 export interface RequestEstimate {
@@ -52,9 +58,14 @@ export interface RequestEstimate {
    * prompt too: other dialects may render the field into the prompt.)
    */
   predictionTokens: number;
+  /**
+   * Counted with `restAsBytes`, some text went past the exact budget and counted as its bytes:
+   * estimating without it would come closer.
+   */
+  rough: boolean;
 }
 
-type Options = Required<PromptEstimateOptions>;
+type Options = Required<Omit<PromptEstimateOptions, 'restAsBytes'>>;
 
 /**
  * Prompt tokens of a validated request body, at least what the upstream can bill for it, plus a 10%
@@ -64,8 +75,11 @@ type Options = Required<PromptEstimateOptions>;
  * Linear in the body's size: see text-tokens.ts.
  */
 export function estimateRequest(body: Json, options: PromptEstimateOptions): RequestEstimate {
-  const budget = requestTokenBudget();
-  const resolved: Options = { ...options, imageFamilies: options.imageFamilies ?? ALL_IMAGE_FAMILIES };
+  const budget = options.restAsBytes ? { ...requestTokenBudget(), bound: 0 } : requestTokenBudget();
+  const resolved: Options = {
+    audioReferenceTokens: options.audioReferenceTokens,
+    imageFamilies: options.imageFamilies ?? ALL_IMAGE_FAMILIES,
+  };
   let tokens = PER_REQUEST_OVERHEAD;
   let predictionTokens = 0;
   for (const [field, value] of Object.entries(body)) {
@@ -80,6 +94,8 @@ export function estimateRequest(body: Json, options: PromptEstimateOptions): Req
   return {
     promptTokens: withMargin(tokens),
     predictionTokens: predictionTokens > 0 ? withMargin(predictionTokens) : 0,
+    // Once the pieces' budget is spent the rest is bounded, here counted as bytes (text-tokens.ts).
+    rough: options.restAsBytes === true && budget.pieces <= 0,
   };
 }
 

@@ -5,6 +5,7 @@ import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { inOneWrite } from 'src/common/redis/one-write';
 import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
+import { lazy } from 'src/common/lazy';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { imageFamiliesOf } from 'src/modules/billing/image-families';
 import { MeteringService } from 'src/modules/billing/metering.service';
@@ -15,7 +16,7 @@ import { RequestLifetime } from 'src/modules/chat-completions/request-lifetime';
 import { CatalogModel, CatalogService } from 'src/modules/models/catalog.service';
 import { ConcurrencyLimiter } from 'src/modules/rate-limits/concurrency-limiter.service';
 import { EffectiveLimits, RateLimitPolicy } from 'src/modules/rate-limits/rate-limit-policy.service';
-import { LimitScope, RequestRateLimiter } from 'src/modules/rate-limits/request-rate-limiter.service';
+import { LimitScope, RequestRateLimiter, RequestWindows } from 'src/modules/rate-limits/request-rate-limiter.service';
 import { TokenAdmission, TokenRateLimiter } from 'src/modules/rate-limits/token-rate-limiter.service';
 import { CancelSignal } from 'src/common/http/cancel-signal';
 
@@ -174,6 +175,7 @@ export class CompletionAdmission {
     setHeaders(tokens.headers);
     return {
       ...validated,
+      held: counted.held,
       body: relayed,
       limits,
       meter,
@@ -189,7 +191,9 @@ export class CompletionAdmission {
   /**
    * Requests per minute, tokens per minute and the balance hold are counted by one Redis script in
    * the account's slot (BalanceGateService.admit): the first refusal in that order is the answer,
-   * and a refused request leaves nothing to give back but its place in the request windows.
+   * and a refused request leaves nothing to give back but its place in the request windows. A quick
+   * bound refused by the tokens, the balance or the key's limit is counted again with the closer
+   * one (HeldTokens.closer), in the token windows and the hold only: the request is counted already.
    */
   private async count(
     scope: LimitScope,
@@ -197,9 +201,36 @@ export class CompletionAdmission {
     held: HeldTokens,
     request: { principal: ApiKeyPrincipal; requestId: string; model: CatalogModel },
     setHeaders: (headers: Record<string, string>) => void,
-  ): Promise<{ tokens: TokenAdmission; meter: CompletionMeter }> {
-    const { principal, requestId, model } = request;
+  ): Promise<Counted> {
     const requestWindows = this.requestLimiter.windows(scope, limits);
+    const progress = { requestCounted: false };
+    const first = this.countOnce(scope, limits, held, request, { requestWindows, setHeaders, progress });
+    const { closer } = held;
+    if (!closer) {
+      return first;
+    }
+    return first.catch((error: unknown) => {
+      if (!progress.requestCounted || !(error instanceof ApiError)) {
+        throw error;
+      }
+      return this.countOnce(scope, limits, closer(), request, { progress });
+    });
+  }
+
+  /** One admission script; without `requestWindows`, the request is not counted again. */
+  private async countOnce(
+    scope: LimitScope,
+    limits: EffectiveLimits,
+    held: HeldTokens,
+    request: { principal: ApiKeyPrincipal; requestId: string; model: CatalogModel },
+    counting: {
+      requestWindows?: RequestWindows;
+      setHeaders?: (headers: Record<string, string>) => void;
+      progress: { requestCounted: boolean };
+    },
+  ): Promise<Counted> {
+    const { principal, requestId, model } = request;
+    const { requestWindows, setHeaders, progress } = counting;
     const tokenWindows = this.tokenLimiter.windows(scope, limits, held.promptTokens + held.completionTokens);
     // Usage is recorded long after admission; by then the token admission is known.
     const admitted: { tokens?: TokenAdmission } = {};
@@ -215,30 +246,54 @@ export class CompletionAdmission {
     // The script leaves in the turn's one write, with the other requests' of the same turn.
     const meter = await inOneWrite(this.redis, () =>
       this.metering.admit(metered, {
-        windows: { requests: requestWindows, tokens: tokenWindows },
+        windows: { requests: requestWindows ?? NOT_COUNTED_AGAIN, tokens: tokenWindows },
         verdict: (counts) => {
-          this.requestLimiter.verdict(requestWindows, counts.requests, setHeaders);
+          if (requestWindows) {
+            this.requestLimiter.verdict(requestWindows, counts.requests, setHeaders!);
+            progress.requestCounted = true;
+          }
           admitted.tokens = this.tokenLimiter.verdict(tokenWindows, counts.tokens);
         },
         takeCorrection: (usage) => admitted.tokens?.takeCorrection(actual(usage)) ?? null,
         correctNow: (usage) => admitted.tokens?.settle(actual(usage)),
       }),
     );
-    return { tokens: admitted.tokens!, meter };
+    return { tokens: admitted.tokens!, meter, held };
   }
 }
+
+/** What counting let through: the token admission, the meter, and the tokens held. */
+interface Counted {
+  tokens: TokenAdmission;
+  meter: CompletionMeter;
+  held: HeldTokens;
+}
+
+/** A request already counted in its request windows, counted again with a closer bound. */
+const NOT_COUNTED_AGAIN = { keys: [], limits: [], ttlMs: 0 };
 
 /** The end user the body names (`user`), whose own limits apply when the operator set them. */
 function endUserOf(body: Record<string, unknown>): string | undefined {
   return typeof body.user === 'string' && body.user !== '' ? body.user : undefined;
 }
 
-/** The most the upstream can bill: every billable field of the body, and the output cap over all choices. */
+/**
+ * The most the upstream can bill: every billable field of the body, and the output cap over all
+ * choices. A long prompt's text past the exact budget counts as its bytes at first; the one-pass
+ * bound's closer count is made only if that is refused, or billed (HeldTokens.closer).
+ */
 function heldTokens(body: Record<string, unknown>, chat: ChatRequest): HeldTokens {
-  const { promptTokens, predictionTokens } = estimateRequest(body, {
+  const quick = chatHeldTokens(body, chat, true);
+  return quick.rough ? { ...quick.held, closer: lazy(() => chatHeldTokens(body, chat, false).held) } : quick.held;
+}
+
+function chatHeldTokens(body: Record<string, unknown>, chat: ChatRequest, restAsBytes: boolean) {
+  const { promptTokens, predictionTokens, rough } = estimateRequest(body, {
     audioReferenceTokens: chat.model.maxOutputTokens,
     imageFamilies: imageFamiliesOf(chat.model.routes),
+    restAsBytes,
   });
   // Rejected prediction tokens are billed as output, on top of max_tokens, for every choice.
-  return { promptTokens, completionTokens: outputTokenCap(chat) + predictionTokens * chat.n };
+  const held: HeldTokens = { promptTokens, completionTokens: outputTokenCap(chat) + predictionTokens * chat.n };
+  return { held, rough };
 }

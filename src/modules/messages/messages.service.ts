@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { FastifyReply } from 'fastify';
 import { ApiKeyPrincipal } from 'src/common/decorators/auth.decorators';
 import { ApiError } from 'src/common/errors/api-error';
-import { MeteredStatus } from 'src/modules/billing/metering.types';
+import { MeteredStatus, withMorePromptTokens } from 'src/modules/billing/metering.types';
 import { ChatCompletionsService } from 'src/modules/chat-completions/chat-completions.service';
 import {
   admitChatRequest,
@@ -58,8 +58,7 @@ export class MessagesService {
 function holdingPassedThinking(thinkingTokens: number): RequestValidator<ChatAdmission> {
   return (body, findModel) => {
     const admitted = admitChatRequest(body, findModel);
-    const held = { ...admitted.held, promptTokens: admitted.held.promptTokens + thinkingTokens };
-    return { ...admitted, held };
+    return { ...admitted, held: withMorePromptTokens(admitted.held, thinkingTokens) };
   };
 }
 

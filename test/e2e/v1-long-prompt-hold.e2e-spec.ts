@@ -1,0 +1,141 @@
+import { formatUsd } from 'src/common/money/money';
+import { usageCost } from 'src/modules/billing/pricing';
+import { estimatePromptTokens, estimateRequestTokens } from 'src/modules/billing/token-estimator';
+import { Books, eventually, expectApiError, pricesOf, usd } from 'test/e2e/billing-helpers';
+import { rateLimitHeaders } from 'test/e2e/rate-limits-helpers';
+import { Customer, TestGateway, TestWorker } from 'test/support/gateway';
+
+const INPUT_PRICE = '2.5';
+const OUTPUT_PRICE = '10';
+const MAX_TOKENS = 10;
+const prices = pricesOf(INPUT_PRICE, OUTPUT_PRICE);
+
+// About 37 KB of prose: past the exact budget, so the first hold counts most of it as its bytes.
+const PROSE = 'The committee reviewed the quarterly budget, and the engineers shipped their fixes on time. '.repeat(
+  400,
+);
+const messages = [{ role: 'user', content: PROSE }];
+
+/** The prompt as the first, quick hold counts it: its text past the exact budget as bytes. */
+const quickPrompt = estimateRequestTokens({ messages }, { audioReferenceTokens: 0, restAsBytes: true });
+/** The closer bound of the same prompt (the one-pass scan), what billing falls back to without usage. */
+const closerPrompt = estimatePromptTokens(messages);
+const holdOf = (promptTokens: number) => usageCost(prices, promptTokens, MAX_TOKENS);
+
+/**
+ * A long prompt is held first at a bound that costs nothing to compute (its text as bytes, about four
+ * times prose's tokens); only when that is refused is the closer bound counted, and only the closer
+ * bound decides a refusal. What a customer sees is the same as if the closer bound were always held.
+ */
+describe('/v1 admission: a long prompt held at its bytes, refused only at its closer bound', () => {
+  let gateway: TestGateway;
+  let worker: TestWorker;
+  let books: Books;
+  let model: string;
+
+  beforeAll(async () => {
+    gateway = await TestGateway.start();
+    worker = await TestWorker.start();
+    books = await Books.open(gateway);
+    model = await gateway.addModel({ inputPrice: INPUT_PRICE, outputPrice: OUTPUT_PRICE, maxOutputTokens: 1000 });
+  });
+  afterAll(async () => {
+    await books?.close();
+    await worker?.close();
+    await gateway?.close();
+  });
+
+  const ask = (customer: Customer, extra: Record<string, unknown> = {}, onModel = model) =>
+    gateway.chat(customer.key, { model: onModel, messages, max_tokens: MAX_TOKENS, ...extra });
+
+  it('should be a long prompt whose quick bound is far above its closer one', () => {
+    expect(quickPrompt).toBeGreaterThan(3 * closerPrompt);
+  });
+
+  it('should hold the quick bound while the balance covers it', async () => {
+    const customer = await gateway.newCustomer({ balance: '10' });
+
+    const pending = ask(customer, { mock: { latency_ms: 400 } });
+    const reserved = await eventually(
+      () => books.reserved(customer.accountId),
+      (amount) => amount > 0n,
+      2_000,
+      10,
+    );
+    expect(reserved).toBe(holdOf(quickPrompt));
+
+    expect((await pending).status).toBe(200);
+    expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
+  });
+
+  it('should admit and bill a request whose balance covers the closer bound but not the quick one', async () => {
+    const balance = holdOf(closerPrompt) + 1n;
+    expect(balance).toBeLessThan(holdOf(quickPrompt));
+    const customer = await gateway.newCustomer({ balance: formatUsd(balance) });
+    const relayedBefore = gateway.mock.requests.length;
+
+    const response = await ask(customer);
+
+    expect(response.status).toBe(200);
+    expect(gateway.mock.requests.length).toBe(relayedBefore + 1);
+    expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
+    const [bill] = await eventually(
+      () => books.bills(customer),
+      (bills) => bills.length === 1,
+      10_000,
+    );
+    expect(bill.promptTokens).toBe(response.body.usage.prompt_tokens);
+  });
+
+  it('should refuse a balance below the closer bound, naming the closer hold', async () => {
+    const balance = holdOf(closerPrompt) - 1n;
+    const customer = await gateway.newCustomer({ balance: formatUsd(balance) });
+    const relayedBefore = gateway.mock.requests.length;
+
+    const refused = await ask(customer);
+
+    expectApiError(refused, 403, { code: 'insufficient_balance' });
+    expect(refused.body.error.message).toContain(`may cost up to $${formatUsd(holdOf(closerPrompt))} `);
+    expect(gateway.mock.requests.length).toBe(relayedBefore);
+    expect(await books.balance(customer)).toBe(balance);
+    expect(await books.reserved(customer.accountId)).toBe(0n);
+  });
+
+  it('should admit under a tokens-per-minute limit between the two bounds, counting the request once', async () => {
+    const tpm = closerPrompt + MAX_TOKENS + 5;
+    expect(tpm).toBeLessThan(quickPrompt + MAX_TOKENS);
+    const limited = await gateway.addModel({
+      inputPrice: INPUT_PRICE,
+      outputPrice: OUTPUT_PRICE,
+      maxOutputTokens: 1000,
+      tpm,
+      rpm: 10,
+    });
+    const customer = await gateway.newCustomer({ balance: '10' });
+
+    const response = await ask(customer, { mock: { latency_ms: 100 } }, limited);
+
+    expect(response.status).toBe(200);
+    expect(rateLimitHeaders(response, 'requests')).toEqual(expect.objectContaining({ limit: '10', remaining: '9' }));
+    expect(rateLimitHeaders(response, 'tokens')).toEqual(
+      expect.objectContaining({ limit: String(tpm), remaining: String(tpm - closerPrompt - MAX_TOKENS) }),
+    );
+  });
+
+  it('should bill the closer bound, not the bytes, when the upstream reports no usage', async () => {
+    const customer = await gateway.newCustomer({ balance: '10' });
+    const before = await books.balance(customer);
+
+    const response = await ask(customer, { mock: { omit_usage: true, reply: 'Short.' } });
+
+    expect(response.status).toBe(200);
+    expect(response.body.usage.prompt_tokens).toBe(closerPrompt);
+    const [bill] = await eventually(
+      () => books.bills(customer),
+      (bills) => bills.length === 1,
+      10_000,
+    );
+    expect(bill.promptTokens).toBe(closerPrompt);
+    expect(await books.balance(customer)).toBe(before - usd(bill.cost));
+  });
+});
