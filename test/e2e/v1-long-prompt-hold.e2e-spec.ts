@@ -1,3 +1,4 @@
+import { metrics } from 'src/common/metrics/metrics';
 import { formatUsd } from 'src/common/money/money';
 import { usageCost } from 'src/modules/billing/pricing';
 import { estimatePromptTokens, estimateRequestTokens } from 'src/modules/billing/token-estimator';
@@ -21,6 +22,12 @@ const quickPrompt = estimateRequestTokens({ messages }, { audioReferenceTokens: 
 /** The closer bound of the same prompt (the one-pass scan), what billing falls back to without usage. */
 const closerPrompt = estimatePromptTokens(messages);
 const holdOf = (promptTokens: number) => usageCost(prices, promptTokens, MAX_TOKENS);
+
+/** Requests this process refused for tokens per minute, as its metrics count them. */
+async function tokenRefusals(): Promise<number> {
+  const { values } = await metrics.rateLimited.get();
+  return values.find(({ labels }) => labels.limit === 'tokens')?.value ?? 0;
+}
 
 /**
  * A long prompt is held first at a bound that costs nothing to compute (its text as bytes, about four
@@ -112,10 +119,13 @@ describe('/v1 admission: a long prompt held at its bytes, refused only at its cl
       rpm: 10,
     });
     const customer = await gateway.newCustomer({ balance: '10' });
+    const refusalsBefore = await tokenRefusals();
 
     const response = await ask(customer, { mock: { latency_ms: 100 } }, limited);
 
     expect(response.status).toBe(200);
+    // The quick bound's refusal was not the answer: it is not counted as one.
+    expect(await tokenRefusals()).toBe(refusalsBefore);
     expect(rateLimitHeaders(response, 'requests')).toEqual(expect.objectContaining({ limit: '10', remaining: '9' }));
     expect(rateLimitHeaders(response, 'tokens')).toEqual(
       expect.objectContaining({ limit: String(tpm), remaining: String(tpm - closerPrompt - MAX_TOKENS) }),

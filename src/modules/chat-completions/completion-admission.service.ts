@@ -204,8 +204,13 @@ export class CompletionAdmission {
   ): Promise<Counted> {
     const requestWindows = this.requestLimiter.windows(scope, limits);
     const progress = { requestCounted: false };
-    const first = this.countOnce(scope, limits, held, request, { requestWindows, setHeaders, progress });
     const { closer } = held;
+    const first = this.countOnce(scope, limits, held, request, {
+      requestWindows,
+      setHeaders,
+      progress,
+      final: !closer,
+    });
     if (!closer) {
       return first;
     }
@@ -213,7 +218,7 @@ export class CompletionAdmission {
       if (!progress.requestCounted || !(error instanceof ApiError)) {
         throw error;
       }
-      return this.countOnce(scope, limits, closer(), request, { progress });
+      return this.countOnce(scope, limits, closer(), request, { progress, final: true });
     });
   }
 
@@ -227,10 +232,12 @@ export class CompletionAdmission {
       requestWindows?: RequestWindows;
       setHeaders?: (headers: Record<string, string>) => void;
       progress: { requestCounted: boolean };
+      /** Whether a token window's refusal is the answer (counted in the metrics), or may be tried again. */
+      final: boolean;
     },
   ): Promise<Counted> {
     const { principal, requestId, model } = request;
-    const { requestWindows, setHeaders, progress } = counting;
+    const { requestWindows, setHeaders, progress, final } = counting;
     const tokenWindows = this.tokenLimiter.windows(scope, limits, held.promptTokens + held.completionTokens);
     // Usage is recorded long after admission; by then the token admission is known.
     const admitted: { tokens?: TokenAdmission } = {};
@@ -252,7 +259,7 @@ export class CompletionAdmission {
             this.requestLimiter.verdict(requestWindows, counts.requests, setHeaders!);
             progress.requestCounted = true;
           }
-          admitted.tokens = this.tokenLimiter.verdict(tokenWindows, counts.tokens);
+          admitted.tokens = this.tokenLimiter.verdict(tokenWindows, counts.tokens, final);
         },
         takeCorrection: (usage) => admitted.tokens?.takeCorrection(actual(usage)) ?? null,
         correctNow: (usage) => admitted.tokens?.settle(actual(usage)),

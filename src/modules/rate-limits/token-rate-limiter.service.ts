@@ -77,12 +77,17 @@ export class TokenRateLimiter {
     return { scope, keys, limits: counted, amount: estimate, ttlMs: windowMs, resetMs: (window + 1) * windowMs - now };
   }
 
-  /** The 429 when a window refused; else the headers, and the correction to make once usage is known. */
-  verdict(windows: TokenWindows, count: TokenCount): TokenAdmission {
+  /**
+   * The 429 when a window refused; else the headers, and the correction to make once usage is known.
+   * A refusal that may not be the answer (a quick estimate, tried again closer) is not counted in the metrics.
+   */
+  verdict(windows: TokenWindows, count: TokenCount, final = true): TokenAdmission {
     const { scope, keys, limits, amount, resetMs } = windows;
     if (count.refusedBy >= 0) {
       const endUser = count.refusedBy === 1 ? scope.user : undefined;
-      metrics.rateLimited.inc({ limit: endUser ? 'end-user-tokens' : 'tokens' });
+      if (final) {
+        metrics.rateLimited.inc({ limit: endUser ? 'end-user-tokens' : 'tokens' });
+      }
       const counts = { limit: limits[count.refusedBy], used: count.used, requested: amount, resetMs };
       throw rateLimitExceeded(scope.modelId, 'tokens per minute', counts, endUser);
     }
