@@ -1,4 +1,5 @@
-import { isPoisoned } from 'src/common/http/json-body';
+import Fastify, { FastifyInstance } from 'fastify';
+import { isPoisoned, parseJsonBodies, RawJsonBody, rawJsonOf } from 'src/common/http/json-body';
 
 describe(isPoisoned.name, () => {
   it.each([
@@ -22,5 +23,52 @@ describe(isPoisoned.name, () => {
   it('should walk a million-element array without exhausting the stack', () => {
     const huge = JSON.parse(`[${'{"a":[1]},'.repeat(1_000_000)}{"__proto__":1}]`) as unknown;
     expect(isPoisoned(huge)).toBe(true);
+  });
+});
+
+describe(parseJsonBodies.name, () => {
+  let app: FastifyInstance;
+  let received: { body: unknown; raw: RawJsonBody | undefined };
+
+  beforeAll(async () => {
+    app = Fastify({ bodyLimit: 8 * 1024 * 1024 });
+    parseJsonBodies(app);
+    app.post('/', (request, reply) => {
+      received = { body: request.body, raw: rawJsonOf(request.body as object) };
+      return reply.send({});
+    });
+    await app.ready();
+  });
+  afterAll(() => app.close());
+
+  const post = (payload: Buffer) =>
+    app.inject({ method: 'POST', url: '/', headers: { 'content-type': 'application/json' }, payload });
+
+  it('should parse a body of ASCII over a megabyte, an image as a data URI, and keep its bytes', async () => {
+    const url = `data:image/png;base64,${'iVBORw0KGgo+/'.repeat(120_000)}=`;
+    const bytes = Buffer.from(JSON.stringify({ messages: [{ content: [{ image_url: { url } }] }] }));
+
+    expect((await post(bytes)).statusCode).toBe(200);
+    expect(received.body).toEqual({ messages: [{ content: [{ image_url: { url } }] }] });
+    expect(received.raw?.bytes.equals(bytes)).toBe(true);
+  });
+
+  it('should read text outside ASCII as UTF-8, in a large body as in a small one', async () => {
+    for (const filler of ['', 'x'.repeat(1_200_000)]) {
+      const content = `東京 café 😀 ${filler}`;
+      const bytes = Buffer.from(JSON.stringify({ content, escaped: 'caf\\u00e9' }));
+
+      expect((await post(bytes)).statusCode).toBe(200);
+      expect(received.body).toEqual({ content, escaped: 'caf\\u00e9' });
+      expect(received.raw?.bytes.equals(bytes)).toBe(true);
+    }
+  });
+
+  it('should read invalid UTF-8 with replacement characters, and keep no bytes to relay', async () => {
+    const bytes = Buffer.concat([Buffer.from('{"content":"a'), Buffer.from([0xff]), Buffer.from('b"}')]);
+
+    expect((await post(bytes)).statusCode).toBe(200);
+    expect(received.body).toEqual({ content: 'a\uFFFDb' });
+    expect(received.raw).toBeUndefined();
   });
 });

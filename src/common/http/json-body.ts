@@ -1,5 +1,5 @@
 import { errorCodes, FastifyInstance } from 'fastify';
-import { isUtf8 } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 
 type Json = Record<string, unknown>;
 const hasOwn = (value: object, key: string) => Object.prototype.hasOwnProperty.call(value, key);
@@ -80,9 +80,13 @@ export function parseJsonBodies(fastify: FastifyInstance): void {
       done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
       return;
     }
+    // ASCII (the usual JSON body; an image's or audio's base64 always) decodes as latin1: a copy
+    // rather than a UTF-8 decode, and from about 1 MB on Node keeps the string outside the heap, so a
+    // large image's text is on the heap once (parsed), not twice (docs/performance.md, round ten).
+    const ascii = isAscii(bytes);
     let parsed: unknown;
     try {
-      parsed = JSON.parse(bytes.toString('utf8'));
+      parsed = JSON.parse(bytes.toString(ascii ? 'latin1' : 'utf8'));
     } catch {
       done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
       return;
@@ -94,7 +98,7 @@ export function parseJsonBodies(fastify: FastifyInstance): void {
     }
     // Invalid UTF-8 was read with replacement characters: relaying its bytes would give the upstream
     // something else than what was validated and billed, so such a body is re-serialised instead.
-    if (isObject(parsed) && !Array.isArray(parsed) && isUtf8(bytes)) {
+    if (isObject(parsed) && !Array.isArray(parsed) && (ascii || isUtf8(bytes))) {
       // An OpenAI-compatible upstream gets these bytes, with the model spliced in, instead of a re-serialisation.
       rawBodies.set(parsed, { bytes, keys });
     }
