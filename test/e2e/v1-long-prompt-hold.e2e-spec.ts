@@ -1,7 +1,7 @@
 import { metrics } from 'src/common/metrics/metrics';
 import { formatUsd } from 'src/common/money/money';
 import { usageCost } from 'src/modules/billing/pricing';
-import { estimatePromptTokens, estimateRequestTokens } from 'src/modules/billing/token-estimator';
+import { estimatePromptTokens, estimateRequest, estimateRequestTokens } from 'src/modules/billing/token-estimator';
 import { Books, eventually, expectApiError, pricesOf, usd } from 'test/e2e/billing-helpers';
 import { rateLimitHeaders } from 'test/e2e/rate-limits-helpers';
 import { Customer, TestGateway, TestWorker } from 'test/support/gateway';
@@ -9,6 +9,7 @@ import { Customer, TestGateway, TestWorker } from 'test/support/gateway';
 const INPUT_PRICE = '2.5';
 const OUTPUT_PRICE = '10';
 const MAX_TOKENS = 10;
+const MODEL_MAX_OUTPUT = 1000;
 const prices = pricesOf(INPUT_PRICE, OUTPUT_PRICE);
 
 // About 37 KB of prose: past the exact budget, so the first hold counts most of it as its bytes.
@@ -44,7 +45,11 @@ describe('/v1 admission: a long prompt held at its bytes, refused only at its cl
     gateway = await TestGateway.start();
     worker = await TestWorker.start();
     books = await Books.open(gateway);
-    model = await gateway.addModel({ inputPrice: INPUT_PRICE, outputPrice: OUTPUT_PRICE, maxOutputTokens: 1000 });
+    model = await gateway.addModel({
+      inputPrice: INPUT_PRICE,
+      outputPrice: OUTPUT_PRICE,
+      maxOutputTokens: MODEL_MAX_OUTPUT,
+    });
   });
   afterAll(async () => {
     await books?.close();
@@ -130,6 +135,27 @@ describe('/v1 admission: a long prompt held at its bytes, refused only at its cl
     expect(rateLimitHeaders(response, 'tokens')).toEqual(
       expect.objectContaining({ limit: String(tpm), remaining: String(tpm - closerPrompt - MAX_TOKENS) }),
     );
+  });
+
+  it("should cap a delivered answer without usage at the closer bound's output cap, a long prediction included", async () => {
+    const customer = await gateway.newCustomer({ balance: '10' });
+    const prediction = { type: 'content', content: PROSE };
+    const { predictionTokens } = estimateRequest({ messages, prediction }, { audioReferenceTokens: 0 });
+    // Without max_tokens the output cap is the model's maximum, and the upstream may answer at length.
+    const closerCap = MODEL_MAX_OUTPUT + predictionTokens;
+    // One token a word: an answer longer than the closer cap, far shorter than the quick one.
+    const reply = 'word '.repeat(closerCap + 2_000);
+
+    const response = await ask(customer, { max_tokens: undefined, prediction, mock: { omit_usage: true, reply } });
+
+    expect(response.status).toBe(200);
+    expect(response.body.usage.completion_tokens).toBe(closerCap);
+    const [bill] = await eventually(
+      () => books.bills(customer),
+      (bills) => bills.length === 1,
+      10_000,
+    );
+    expect(bill.completionTokens).toBe(closerCap);
   });
 
   it('should bill the closer bound, not the bytes, when the upstream reports no usage', async () => {

@@ -176,10 +176,12 @@ export class MeteringService implements BeforeApplicationShutdown {
     const { request } = context;
     // Our tokenizer may count differently from the upstream's: an estimate never exceeds what the
     // upstream was allowed to generate, which is also what the hold covered.
-    // A prompt held at its quick bound is billed at the closer one (HeldTokens.closer).
+    // Held at a quick bound, the estimate is the closer one (HeldTokens.closer): its prompt, and its
+    // output cap (which counts a prediction's tokens).
+    const estimated = result.usage ? request.held : (request.held.closer?.() ?? request.held);
     const usage = result.usage ?? {
-      promptTokens: (request.held.closer?.() ?? request.held).promptTokens,
-      completionTokens: Math.min(result.deliveredTokens(), request.held.completionTokens),
+      promptTokens: estimated.promptTokens,
+      completionTokens: Math.min(result.deliveredTokens(), estimated.completionTokens),
     };
     if (result.usage) {
       this.reportUsageAboveHold(context, result.usage);
