@@ -93,7 +93,8 @@ describe(CompletionAdmission.name, () => {
       counted.requests,
       expect.any(Function),
     );
-    expect(deps(TokenRateLimiter).verdict).toHaveBeenCalledWith(expect.anything(), counted.tokens);
+    // A short prompt has no closer bound to try: its refusal would be the answer.
+    expect(deps(TokenRateLimiter).verdict).toHaveBeenCalledWith(expect.anything(), counted.tokens, true);
     // The hold covers the prompt and the output cap; the tokens per minute count the same.
     expect(metered.held.completionTokens).toBe(10);
     expect(estimate).toBe(metered.held.promptTokens + 10);
