@@ -171,7 +171,14 @@ describe('channel breaker across two API processes', () => {
 
     expect(answers.map((answer) => answer.status)).toEqual(targets.map(() => 200));
     expect(sentTo('/flaky/probe/')).toBe(5 + 1);
-    expect(await health('probe')).toMatchObject({ state: 'closed', consecutiveFailures: 0, openUntil: null });
+    // The probe's success is written beside its answer, not before it (ChatCompletionsService.succeeded).
+    const closed = await eventually(
+      () => health('probe'),
+      (state) => state.state === 'closed',
+      2_000,
+      20,
+    );
+    expect(closed).toMatchObject({ state: 'closed', consecutiveFailures: 0, openUntil: null });
     await childSees('probe', 0);
     const after = await chat('child', model);
     expect(after.status).toBe(200);
