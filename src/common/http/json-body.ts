@@ -1,5 +1,6 @@
 import { errorCodes, FastifyInstance } from 'fastify';
 import { isAscii, isUtf8 } from 'node:buffer';
+import { parseAsciiJson } from 'src/common/http/ascii-json';
 
 type Json = Record<string, unknown>;
 const hasOwn = (value: object, key: string) => Object.prototype.hasOwnProperty.call(value, key);
@@ -81,12 +82,12 @@ export function parseJsonBodies(fastify: FastifyInstance): void {
       return;
     }
     // ASCII (the usual JSON body; an image's or audio's base64 always) decodes as latin1: a copy
-    // rather than a UTF-8 decode, and from about 1 MB on Node keeps the string outside the heap, so a
-    // large image's text is on the heap once (parsed), not twice (docs/performance.md, round ten).
+    // rather than a UTF-8 decode, and a string of a megabyte or more, an image's, outside the heap
+    // (ascii-json.ts; docs/performance.md, rounds ten and eleven).
     const ascii = isAscii(bytes);
     let parsed: unknown;
     try {
-      parsed = JSON.parse(bytes.toString(ascii ? 'latin1' : 'utf8'));
+      parsed = ascii ? parseAsciiJson(bytes) : JSON.parse(bytes.toString('utf8'));
     } catch {
       done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
       return;

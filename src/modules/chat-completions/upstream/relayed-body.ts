@@ -1,3 +1,4 @@
+import { COLON, isSpace, QUOTE, skipSpace, stringEnd } from 'src/common/http/json-bytes';
 import { RawJsonBody } from 'src/common/http/json-body';
 
 /*
@@ -12,10 +13,8 @@ import { RawJsonBody } from 'src/common/http/json-body';
  * them has a key twice: the scan counts the keys of every object, and the parsed body must hold as
  * many (json-body.ts counts them while it checks the body). They must also be valid UTF-8, or the
  * upstream would not decode them as the body was decoded (json-body.ts keeps no bytes otherwise).
- * Otherwise, or when the body has no top-level `model` to splice, the caller re-serialises.
- *
- * The scan reads bytes: every byte of JSON's syntax is ASCII, and no byte of a multi-byte UTF-8
- * character is, so a quote, a backslash or a brace inside one cannot be mistaken for syntax.
+ * Otherwise, or when the body has no top-level `model` to splice, the caller re-serialises. The scan
+ * reads bytes (json-bytes.ts).
  *
  * Top-level numbers (the fields validated as integers: `max_tokens`, `n`, `seed`, …) go out as
  * JSON.stringify writes them: validation reads `2.0` or `1e2` as the integer it is, and an upstream
@@ -41,9 +40,6 @@ interface Edit extends ValueRange {
   text: string;
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COLON = 0x3a;
 const COMMA = 0x2c;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
@@ -168,41 +164,10 @@ export function scanJsonObject(text: Buffer): ScannedObject | null {
   return null;
 }
 
-/** Just past the string starting at the quote at `start`, or -1 if it never closes. */
-function stringEnd(text: Buffer, start: number): number {
-  for (let from = start + 1; ;) {
-    const quote = text.indexOf(QUOTE, from);
-    if (quote < 0) {
-      return -1;
-    }
-    // Escaped when an odd number of backslashes precede it (the opening quote stops the count).
-    let backslashes = 0;
-    while (text[quote - 1 - backslashes] === BACKSLASH) {
-      backslashes++;
-    }
-    if (backslashes % 2 === 0) {
-      return quote + 1;
-    }
-    from = quote + 1;
-  }
-}
-
 /** A key as JSON.parse reads it: `"mod\u0065l"` is `model`. */
 function keyName(text: Buffer, start: number, end: number): string {
   const inner = text.toString('utf8', start + 1, end - 1);
   return inner.includes('\\') ? (JSON.parse(text.toString('utf8', start, end)) as string) : inner;
-}
-
-function isSpace(code: number): boolean {
-  return code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
-}
-
-function skipSpace(text: Buffer, from: number): number {
-  let at = from;
-  while (at < text.length && isSpace(text[at])) {
-    at++;
-  }
-  return at;
 }
 
 function trimEnd(text: Buffer, start: number, end: number): number {
