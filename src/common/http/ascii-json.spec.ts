@@ -1,7 +1,8 @@
 import { getHeapSpaceStatistics } from 'node:v8';
-import { OFF_HEAP_CHARS, parseAsciiJson } from 'src/common/http/ascii-json';
+import { LONG_STRING_CHARS, OFF_HEAP_CHARS, parseAsciiJson } from 'src/common/http/ascii-json';
 
-const image = (fill: string) => `data:image/png;base64,${fill.repeat(Math.ceil(OFF_HEAP_CHARS / fill.length))}`;
+const image = (fill: string, chars = OFF_HEAP_CHARS) =>
+  `data:image/png;base64,${fill.repeat(Math.ceil(chars / fill.length))}`;
 const parse = (text: string) => parseAsciiJson(Buffer.from(text, 'latin1'));
 
 describe(parseAsciiJson.name, () => {
@@ -22,6 +23,11 @@ describe(parseAsciiJson.name, () => {
           { role: 'user', content: [{ type: 'image_url', image_url: { url: image('Zz9/'), detail: 'low' } }] },
         ],
       }),
+    ],
+    ['an image just long enough to be read on its own', JSON.stringify({ url: image('Ab', LONG_STRING_CHARS) })],
+    [
+      'a string just too short to be',
+      JSON.stringify({ url: image('Ab', LONG_STRING_CHARS - 40), pad: image('x', LONG_STRING_CHARS) }),
     ],
     ['long strings in an array', JSON.stringify([image('A'), 'short', image('B'), [image('C')]])],
     ['a long string with escapes', JSON.stringify({ text: `${'line\n"quoted"\\'.repeat(OFF_HEAP_CHARS / 10)}` })],

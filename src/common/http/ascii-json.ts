@@ -2,16 +2,18 @@ import { randomBytes } from 'node:crypto';
 import { BACKSLASH, COLON, QUOTE, skipSpace, stringEnd } from 'src/common/http/json-bytes';
 
 /*
- * An image sent as a data URI is one JSON string of megabytes. JSON.parse copies it onto the V8
- * heap, where each one brings the next full collection closer: the API lets its heap grow by only a
- * fifth of what is live (api-runtime.ts), so a stream of 1 MB images paid a full collection every few
- * requests, a quarter of their CPU, and parsing the string cost as much again. Node keeps a latin1
- * string of OFF_HEAP_CHARS characters or more outside the heap. So each such string is cut out of
- * the text JSON.parse reads, and decoded by Node straight from the body's bytes.
+ * An image sent as a data URI is one JSON string of hundreds of kilobytes to megabytes. JSON.parse
+ * reads it a character at a time, after the whole body was decoded into a string of its size, then
+ * copies it onto the V8 heap again. Such a string (base64: no escapes) is instead cut out of the text
+ * JSON.parse reads, and decoded by Node straight from the body's bytes: a copy. From OFF_HEAP_CHARS
+ * characters on Node keeps it outside the V8 heap too, where it does not bring the next full
+ * collection closer (the API lets its heap grow by only a fifth of what is live, api-runtime.ts).
  */
 
 /** The length from which Node decodes latin1 into a string outside the V8 heap (its `EXTERN_APEX`). */
 export const OFF_HEAP_CHARS = 0xfbee9;
+/** Strings from this length on are decoded on their own; shorter ones cost JSON.parse little. */
+export const LONG_STRING_CHARS = 64 * 1024;
 /** A body with more strings than this is parsed whole: looking for long ones would cost more than it saves. */
 const MAX_SCANNED_STRINGS = 10_000;
 // What a long string is replaced by in the parsed text, numbered. Random, so that a client cannot
@@ -28,9 +30,9 @@ interface StringSpan {
   end: number;
 }
 
-/** JSON.parse of `bytes`, which are all ASCII, with its strings of OFF_HEAP_CHARS or more outside the V8 heap. */
+/** JSON.parse of `bytes`, which are all ASCII, with its long strings decoded on their own. */
 export function parseAsciiJson(bytes: Buffer): unknown {
-  const long = bytes.length > OFF_HEAP_CHARS ? longStrings(bytes) : [];
+  const long = bytes.length > LONG_STRING_CHARS ? longStrings(bytes) : [];
   if (long.length > 0) {
     const parsed = JSON.parse(holedText(bytes, long)) as unknown;
     if (fillHoles(parsed, bytes, long)) {
@@ -41,7 +43,7 @@ export function parseAsciiJson(bytes: Buffer): unknown {
 }
 
 /**
- * The string values of OFF_HEAP_CHARS or more without an escape, in order. The bytes are read as
+ * The string values of LONG_STRING_CHARS or more without an escape, in order. The bytes are read as
  * JSON.parse's lexer reads them: outside a string a quote opens one, inside it the next unescaped
  * quote closes it. None when the text has too many strings or an unclosed one (it is parsed whole).
  */
@@ -58,7 +60,7 @@ function longStrings(bytes: Buffer): StringSpan[] {
       return [];
     }
     const isLongValue =
-      end - start - 2 >= OFF_HEAP_CHARS &&
+      end - start - 2 >= LONG_STRING_CHARS &&
       bytes[skipSpace(bytes, end)] !== COLON &&
       bytes.subarray(start + 1, end - 1).indexOf(BACKSLASH) < 0;
     if (isLongValue) {
