@@ -153,6 +153,12 @@ describe('request bodies at the edge', () => {
       ['an empty body', ''],
       ['a __proto__ key', '{"model": "m", "messages": [], "__proto__": {"admin": true}}'],
       ['a constructor holding a prototype', '{"model": "m", "messages": [{"constructor": {"prototype": {"x": 1}}}]}'],
+      // Strings this long are read apart from the rest of the body (ascii-json.ts), and must fail as JSON.parse fails.
+      [
+        'a control character inside a megabyte string',
+        `{"model": "m", "messages": [{"content": "${'A'.repeat(MB)}\u0001"}]}`,
+      ],
+      ['a megabyte string where a key belongs', `{"model": "m", "messages": [{"content": 1, "${'A'.repeat(MB)}"}]}`],
     ])("should answer 400 in SPEC's shape to %s, charging nothing", async (_name, body) => {
       const before = await balance();
       const response = await gateway.call('POST', '/v1/chat/completions', { token: customer.key, body });
@@ -182,6 +188,21 @@ describe('request bodies at the edge', () => {
 
       expect(response.status).toBe(200);
       expect(lastSent().rawBody).toBe(text('mock-gpt').slice(1));
+    });
+
+    it.each([
+      ['100 KB', 100 * 1024],
+      ['1.1 MB', 1.1 * MB],
+    ])("should be the client's own bytes when they carry a string of %s", async (_name, length) => {
+      const content = `${'QUJD+/'.repeat(length / 6)}==`;
+      const text = (name: string) =>
+        `{"model": ${JSON.stringify(name)}, "messages": [{"role": "user", "content": "${content}"}]}`;
+
+      const response = await send(Buffer.from(text(model)));
+
+      expect(response.status).toBe(200);
+      expect(lastSent().rawBody).toBe(text('mock-gpt'));
+      expect((lastSent().body as { messages: [{ content: string }] }).messages[0].content).toBe(content);
     });
 
     it('should be re-serialised, meaning what was billed, when the client sent invalid UTF-8', async () => {
