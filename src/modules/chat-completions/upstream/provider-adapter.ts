@@ -2,12 +2,13 @@ import { TokenUsage } from 'src/modules/billing/metering.types';
 import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 import { CancelSignal } from 'src/common/http/cancel-signal';
+import { RelayedBytes } from 'src/modules/chat-completions/upstream/relayed-body';
 
 export interface UpstreamRequest {
   path: string;
   headers: Record<string, string>;
   /** JSON text, or the client's own bytes with edits (relayed-body.ts). */
-  payload: string | Buffer;
+  payload: string | RelayedBytes;
 }
 
 /** Turns one upstream stream event into the wire events to forward (already framed text, without the blank line). */

@@ -1,5 +1,5 @@
 import { parsedObjectKeys, RawJsonBody } from 'src/common/http/json-body';
-import { scanJsonObject, splicedBody } from 'src/modules/chat-completions/upstream/relayed-body';
+import { RelayedBytes, scanJsonObject, splicedBody } from 'src/modules/chat-completions/upstream/relayed-body';
 import { SeededRandom } from 'test/support/seeded-random';
 
 /** What the body parser keeps for a text it accepted. */
@@ -13,10 +13,12 @@ function expected(text: string, model: string, streamOptions: Record<string, unk
   return { ...body, model, ...(streamOptions ? { stream_options: streamOptions } : {}) };
 }
 
+const bytesOf = (relayed: RelayedBytes) => (Buffer.isBuffer(relayed) ? relayed : Buffer.concat(relayed));
+
 function expectSpliced(text: string, model: string, streamOptions: Record<string, unknown> | null = null): string {
   const spliced = splicedBody(raw(text), model, streamOptions);
   expect(spliced).not.toBeNull();
-  const payload = spliced!.toString('utf8');
+  const payload = bytesOf(spliced!).toString('utf8');
   expect(JSON.parse(payload)).toEqual(expected(text, model, streamOptions));
   // Key order as the re-serialisation had it, and no key twice: any parser reads the same.
   expect(Object.keys(JSON.parse(payload) as object)).toEqual(
@@ -95,6 +97,22 @@ describe(splicedBody.name, () => {
     const payload = expectSpliced(text, 'up');
 
     expect(payload).toBe('{"model":"up","max_tokens":2,"n":1,"seed":-3,"temperature":0.5,"tools":[{"minimum":1.0}]}');
+  });
+
+  it("should send a large body as slices of the client's bytes, not a copy of them", () => {
+    const prompt = 'x'.repeat(100 * 1024);
+    const client = raw(`{"model":"ours","messages":[{"role":"user","content":"${prompt}"}]}`);
+
+    const spliced = splicedBody(client, 'theirs', USAGE);
+
+    expect(Array.isArray(spliced)).toBe(true);
+    const slices = spliced as readonly Buffer[];
+    expect(slices.find((slice) => slice.length > prompt.length)?.buffer).toBe(client.bytes.buffer);
+    expect(JSON.parse(bytesOf(slices).toString())).toEqual({
+      model: 'theirs',
+      messages: [{ role: 'user', content: prompt }],
+      stream_options: USAGE,
+    });
   });
 
   it('should refuse a body without a top-level model', () => {

@@ -3,6 +3,7 @@ import { IncomingHttpHeaders } from 'node:http';
 import { Dispatcher, Pool } from 'undici';
 import { CatalogChannel } from 'src/modules/models/catalog.service';
 import { CancelSignal } from 'src/common/http/cancel-signal';
+import { RelayedBytes } from 'src/modules/chat-completions/upstream/relayed-body';
 
 const POOL_CLOSE_WAIT_MS = 1_000;
 
@@ -36,7 +37,7 @@ export class UpstreamClient implements OnModuleDestroy {
     channel: CatalogChannel,
     path: string,
     headers: Record<string, string>,
-    payload: string | Buffer,
+    payload: string | RelayedBytes,
     signal: CancelSignal,
     stream: boolean,
   ): Promise<UpstreamResult> {
@@ -46,8 +47,10 @@ export class UpstreamClient implements OnModuleDestroy {
       const response = await pool.request({
         method: 'POST',
         path: basePath + path,
-        headers,
-        body: payload,
+        // Slices are written one by one, and undici needs their length up front to send it.
+        headers: Array.isArray(payload) ? { ...headers, 'content-length': String(byteLengthOf(payload)) } : headers,
+        // An Iterable body is documented (undici's docs/api/Dispatcher.md); its type declaration omits it.
+        body: payload as Dispatcher.DispatchOptions['body'],
         // undici listens with addEventListener and reads `aborted` and `reason`: a CancelSignal will do.
         signal,
         headersTimeout: stream ? streamFirstByteMs : firstByteMs,
@@ -101,4 +104,8 @@ export class UpstreamClient implements OnModuleDestroy {
     this.pools.set(channel.id, created);
     return created;
   }
+}
+
+function byteLengthOf(slices: readonly Buffer[]): number {
+  return slices.reduce((length, slice) => length + slice.length, 0);
 }
