@@ -1,5 +1,6 @@
 import { getHeapSpaceStatistics } from 'node:v8';
 import { LONG_STRING_CHARS, OFF_HEAP_CHARS, parseAsciiJson } from 'src/common/http/ascii-json';
+import { SeededRandom } from 'test/support/seeded-random';
 
 const image = (fill: string, chars = OFF_HEAP_CHARS) =>
   `data:image/png;base64,${fill.repeat(Math.ceil(chars / fill.length))}`;
@@ -60,5 +61,57 @@ describe(parseAsciiJson.name, () => {
     // Forty 1 MB images on the heap would be 40 MB of large objects.
     expect((largeObjects()?.space_used_size ?? 0) - before).toBeLessThan(10 * 1024 * 1024);
     expect(held).toEqual(bodies.map((bytes) => JSON.parse(bytes.toString('latin1')) as unknown));
+  });
+
+  it('should answer as JSON.parse does for random bodies with long strings, and for each broken a byte at a time', () => {
+    const random = new SeededRandom(1109);
+    const tokens = ['"', '\\', '\\"', ',', ':', '{', '}', '[', ']', ' ', '\n', '\u0001', 'A', '\u00e9'];
+    const longString = () =>
+      random.pick(['AbC+/', 'x', 'data:image/png;base64,QUJD']).repeat(LONG_STRING_CHARS / 4 + random.int(0, 9)) +
+      (random.int(0, 3) === 0 ? random.pick(['\\n', '\\"', '\\u0041']) : '');
+    const value = (depth: number): unknown => {
+      const roll = random.int(0, depth > 2 ? 2 : 4);
+      if (roll === 0) {
+        return random.int(0, 2) === 0 ? longString() : random.pick(['', 'short', 'a"b', 'tab\there']);
+      }
+      if (roll === 1) {
+        return random.pick([0, -1.5, true, null]);
+      }
+      if (roll === 3) {
+        return Array.from({ length: random.int(0, 3) }, () => value(depth + 1));
+      }
+      const object: Record<string, unknown> = {};
+      for (let index = random.int(0, 3); index > 0; index--) {
+        object[random.int(0, 5) === 0 ? longString() : `k${random.int(0, 9)}`] = value(depth + 1);
+      }
+      return object;
+    };
+    const outcome = (parse: () => unknown) => {
+      try {
+        return { value: parse() };
+      } catch (error) {
+        return { error: (error as Error).name };
+      }
+    };
+
+    for (let round = 0; round < 150; round++) {
+      const text = JSON.stringify({ model: 'm', messages: [value(0), value(0)] });
+      // Break it where it matters most: inside a long string's end, at or beside a quote, or anywhere.
+      const quotes = [...text.matchAll(/"/g)].map((match) => match.index);
+      const longEnds = quotes.filter((quote, index) => index > 0 && quote - quotes[index - 1] > LONG_STRING_CHARS);
+      const at = random.pick([
+        () => (longEnds.length > 0 ? random.pick(longEnds) - random.int(0, 1) : 0),
+        () => random.pick(quotes) + random.int(-1, 1),
+        () => random.int(0, text.length),
+      ])();
+      const broken =
+        random.int(0, 2) > 0
+          ? text.slice(0, at) + random.pick(tokens) + text.slice(at)
+          : text.slice(0, at) + text.slice(at + 1);
+
+      for (const candidate of [text, broken]) {
+        expect(outcome(() => parse(candidate))).toEqual(outcome(() => JSON.parse(candidate) as unknown));
+      }
+    }
   });
 });
