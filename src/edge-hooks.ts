@@ -77,7 +77,9 @@ export function registerEdgeHooks(
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header('x-request-id', request.id);
     const { shutdown, inFlight, apiKeys } = edge();
-    reply.raw.once('close', inFlight.enter());
+    // `on`, not `once`: a response closes once, and `once`'s per-call wrapper kept every request's
+    // objects alive past two scavenges (docs/performance.md, "Round twelve").
+    reply.raw.on('close', inFlight.enter());
     if (shutdown.draining && !isProbe(request.url)) {
       return answer(request, reply, shuttingDown());
     }

@@ -23,7 +23,9 @@ export class RequestLifetime {
     private readonly raw: ServerResponse,
     maxRequestMs: number,
   ) {
-    raw.once('close', this.onClose);
+    // `on`, removed by end(): a response closes once, and `once`'s wrapper cost each request a
+    // promotion to the old generation (edge-hooks.ts).
+    raw.on('close', this.onClose);
     if (raw.destroyed) {
       // It hung up during admission, before anyone listened.
       this.cut.abort(clientClosed());
