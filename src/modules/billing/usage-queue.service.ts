@@ -4,6 +4,7 @@ import { AccountRegistry, Listed } from 'src/common/redis/account-registry';
 import { inOneWrite } from 'src/common/redis/one-write';
 import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
+import { EncodedScript } from 'src/common/redis/encoded-script';
 import { runScript } from 'src/common/redis/run-script';
 import { WindowCorrection } from 'src/common/redis/window-scripts';
 import { DUE_PATTERN, USAGE_ACCOUNTS, usageKeys } from 'src/modules/billing/usage-queue.keys';
@@ -53,11 +54,13 @@ export class UsageQueueService {
    * whatever else the account has waiting by then. Few, and each leaves once a retry registers it.
    */
   private readonly unlisted = new Set<string>();
+  /** Runs on every completion: encoded in one pass (encoded-script.ts). */
+  private readonly recordScript: EncodedScript;
 
   constructor(@Inject(REDIS) private readonly redis: RedisClient) {
     this.redis.defineCommand('gatewayRelease', { numberOfKeys: 8, lua: RELEASE_SCRIPT });
     // No fixed key count: the token windows corrected with a record vary.
-    this.redis.defineCommand('gatewayRecordUsage', { lua: RECORD_SCRIPT });
+    this.recordScript = EncodedScript.define(this.redis, 'gatewayRecordUsage', RECORD_SCRIPT);
     this.redis.defineCommand('gatewayClaimUsage', { numberOfKeys: 3, lua: CLAIM_SCRIPT });
     this.redis.defineCommand('gatewayRetryLater', { numberOfKeys: 2, lua: RETRY_LATER_SCRIPT });
     this.redis.defineCommand('gatewayUsageBacklog', { numberOfKeys: 2, lua: BACKLOG_SCRIPT });
@@ -109,15 +112,7 @@ export class UsageQueueService {
     const delta = String(correction?.delta ?? 0);
     let waiting: number;
     try {
-      waiting = await runScript<number>(
-        this.redis,
-        'gatewayRecordUsage',
-        keys.length,
-        ...keys,
-        requestId,
-        payload,
-        delta,
-      );
+      waiting = await this.recordScript.run<number>(this.redis, [keys.length, ...keys, requestId, payload, delta]);
     } catch (error) {
       await this.register(accountId, requestId).catch(() => undefined);
       throw error;

@@ -6,6 +6,7 @@ import { AccountRegistry } from 'src/common/redis/account-registry';
 import { inOneWrite } from 'src/common/redis/one-write';
 import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
+import { EncodedScript } from 'src/common/redis/encoded-script';
 import { runScript } from 'src/common/redis/run-script';
 import {
   balanceKeys,
@@ -109,13 +110,15 @@ export class BalanceGateService {
   private connection = 0;
   /** Accounts that may have open holds, for the sweeper (account-registry.ts). */
   private readonly holdAccounts: AccountRegistry;
+  /** Runs on every completion: encoded in one pass (encoded-script.ts). */
+  private readonly admitScript: EncodedScript;
 
   constructor(
     @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     // No fixed key count: the number of windows varies, so calls pass the count first.
-    this.redis.defineCommand('gatewayAdmit', { lua: ADMIT_SCRIPT });
+    this.admitScript = EncodedScript.define(this.redis, 'gatewayAdmit', ADMIT_SCRIPT);
     this.redis.defineCommand('gatewaySync', { numberOfKeys: 2, lua: SYNC_SCRIPT });
     this.redis.defineCommand('gatewaySyncKeySpent', { numberOfKeys: 2, lua: SYNC_KEY_SCRIPT });
     this.redis.defineCommand('gatewayResync', { numberOfKeys: 2, lua: RESYNC_SCRIPT });
@@ -159,23 +162,24 @@ export class BalanceGateService {
     }
     const { requests, tokens } = counters;
     const keys = [...holdKeys(accountId), ...requests.keys, ...tokens.keys];
-    const reply = await runScript<[number, string, number, number, number, number, number, number]>(
+    const reply = await this.admitScript.run<[number, string, number, number, number, number, number, number]>(
       this.redis,
-      'gatewayAdmit',
-      keys.length,
-      ...keys,
-      requestId,
-      amount.toString(),
-      randomUUID(),
-      key.id,
-      key.spendLimit?.toString() ?? '',
-      requests.keys.length,
-      tokens.keys.length,
-      requests.ttlMs,
-      tokens.amount,
-      tokens.ttlMs,
-      ...requests.limits,
-      ...tokens.limits,
+      [
+        keys.length,
+        ...keys,
+        requestId,
+        amount.toString(),
+        randomUUID(),
+        key.id,
+        key.spendLimit?.toString() ?? '',
+        requests.keys.length,
+        tokens.keys.length,
+        requests.ttlMs,
+        tokens.amount,
+        tokens.ttlMs,
+        ...requests.limits,
+        ...tokens.limits,
+      ],
     );
     const [status, available, first, requestsRefusedBy, hits, resetMs, tokensRefusedBy, used] = reply;
     const counts: AdmissionCounts = {
