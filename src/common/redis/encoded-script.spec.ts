@@ -20,4 +20,13 @@ describe(encodeCommand.name, () => {
     expect(bytes.length).toBe(Buffer.byteLength(prefix) + Buffer.byteLength(payload) + 2);
     expect(bytes.toString('utf8')).toBe(`${prefix}${payload}\r\n`);
   });
+
+  it('should count past nine arguments, and write numbers as their decimal digits', () => {
+    const args = [10, 0, 9, 99, 100, 12345, 'a', 'b', 'c', 'd', 'e', 'f'];
+
+    const bytes = encodeCommand(head, 2, args);
+
+    const bulks = args.map((arg) => `$${String(arg).length}\r\n${arg}\r\n`).join('');
+    expect(bytes.toString('utf8')).toBe(`*14\r\n$7\r\nEVALSHA\r\n$3\r\nabc\r\n${bulks}`);
+  });
 });

@@ -100,25 +100,55 @@ function bulk(text: string): string {
   return `$${Buffer.byteLength(text)}${CRLF}${text}${CRLF}`;
 }
 
+const STAR = 0x2a;
+const DOLLAR = 0x24;
+const CR = 0x0d;
+const LF = 0x0a;
+
+/** Each argument's byte length, between sizing and filling: encoding is synchronous, one array serves all. */
+const argumentLengths: number[] = [];
+
 /**
  * `*<count>` and `head` (already bulk strings: the command and its first `headCount` arguments),
- * then each argument as a bulk string, in one buffer sized before it is filled.
+ * then each argument as a bulk string, in one buffer sized before it is filled. The counts and
+ * lengths are written as digits straight into it: the buffer is all a call allocates.
  */
 export function encodeCommand(head: Buffer, headCount: number, args: ScriptArgument[]): Buffer {
-  const texts = args.map(String);
-  const lengths = texts.map((text) => Buffer.byteLength(text));
-  const count = `*${headCount + texts.length}${CRLF}`;
-  let size = count.length + head.length;
-  for (const length of lengths) {
-    size += String(length).length + length + 5;
+  const count = headCount + args.length;
+  let size = decimalWidth(count) + 3 + head.length;
+  for (let i = 0; i < args.length; i++) {
+    const length = Buffer.byteLength(String(args[i]));
+    argumentLengths[i] = length;
+    size += decimalWidth(length) + length + 5;
   }
   const out = Buffer.allocUnsafe(size);
-  let at = out.write(count, 0, 'latin1');
+  let at = writeLine(out, 0, STAR, count);
   at += head.copy(out, at);
-  for (let i = 0; i < texts.length; i++) {
-    at += out.write(`$${lengths[i]}${CRLF}`, at, 'latin1');
-    at += out.write(texts[i], at, 'utf8');
-    at += out.write(CRLF, at, 'latin1');
+  for (let i = 0; i < args.length; i++) {
+    at = writeLine(out, at, DOLLAR, argumentLengths[i]);
+    at += out.write(String(args[i]), at, 'utf8');
+    out[at++] = CR;
+    out[at++] = LF;
   }
   return out;
+}
+
+/** `<marker><value>\r\n` at `at`; returns where it ends. */
+function writeLine(out: Buffer, at: number, marker: number, value: number): number {
+  out[at] = marker;
+  const end = at + 1 + decimalWidth(value);
+  for (let digit = end - 1, rest = value; digit > at; digit--, rest = Math.floor(rest / 10)) {
+    out[digit] = 0x30 + (rest % 10);
+  }
+  out[end] = CR;
+  out[end + 1] = LF;
+  return end + 2;
+}
+
+function decimalWidth(value: number): number {
+  let width = 1;
+  for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) {
+    width++;
+  }
+  return width;
 }
