@@ -11,8 +11,8 @@ const CRLF = '\r\n';
  * A Lua script that runs on every completion (the admission, the usage record), written to Redis as
  * one buffer built in one pass. ioredis sends a script by building its RESP text with string
  * concatenation, through a command class that wraps its own `reject` and a second promise per call:
- * 13 % of what a request allocated, and the CPU to flatten that text again at the socket. The reply
- * still comes back through ioredis (its queue, its parser, its reconnections).
+ * a seventh of what a request allocated (docs/performance.md, "Round thirteen"). The reply still
+ * comes back through ioredis (its queue, its parser, its reconnections).
  * As ioredis does, the first use on each connection sends the script itself (EVAL) and later ones
  * its hash (EVALSHA), so a Redis that restarted empty never answers NOSCRIPT to a command that
  * had to leave in the same write as others (one-write.ts). Should the scripts be flushed under a
@@ -21,7 +21,6 @@ const CRLF = '\r\n';
  * prefix runs instead: there ioredis must read the command's keys to route or prefix them.
  */
 export class EncodedScript {
-  private readonly lua: string;
   private readonly evalHead: Buffer;
   private readonly evalshaHead: Buffer;
   /** Connections that have been sent this script's text. */
@@ -31,7 +30,6 @@ export class EncodedScript {
     private readonly name: string,
     lua: string,
   ) {
-    this.lua = lua;
     const sha = createHash('sha1').update(lua).digest('hex');
     this.evalHead = Buffer.from(bulk('EVAL') + bulk(lua));
     this.evalshaHead = Buffer.from(bulk('EVALSHA') + bulk(sha));
@@ -111,7 +109,7 @@ const argumentLengths: number[] = [];
 /**
  * `*<count>` and `head` (already bulk strings: the command and its first `headCount` arguments),
  * then each argument as a bulk string, in one buffer sized before it is filled. The counts and
- * lengths are written as digits straight into it: the buffer is all a call allocates.
+ * lengths are written as digits straight into it: no text is built around the arguments.
  */
 export function encodeCommand(head: Buffer, headCount: number, args: ScriptArgument[]): Buffer {
   const count = headCount + args.length;
