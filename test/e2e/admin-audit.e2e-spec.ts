@@ -24,8 +24,10 @@ describe('admin: the audit log', () => {
 
   it('should log channel changes with the actor, before and after, and only that the upstream key changed', async () => {
     const channelId = `audited-${randomUUID().slice(0, 8)}`;
-    const firstKey = `upstream-secret-${randomUUID()}`;
-    const secondKey = `upstream-secret-${randomUUID()}`;
+    // Each key ends in letters outside the hex alphabet, so its last four (a masked key's hint) cannot
+    // turn up by chance in the ids and hashes of other files' entries.
+    const firstKey = `upstream-secret-${randomUUID()}-qzKw`;
+    const secondKey = `upstream-secret-${randomUUID()}-xvJy`;
     const channel = (apiKey: string, priority: number) => ({
       type: 'openai',
       baseUrl: `${gateway.mock.url}/v1`,
@@ -60,7 +62,15 @@ describe('admin: the audit log', () => {
     // for the sealed column itself, by either spelling, not for the bare word.
     const everything = JSON.stringify(await auditOf('limit=200'));
     const sealedColumn = ['api_key_sealed', 'apiKeySealed'];
-    for (const secret of [firstKey, secondKey, firstKey.slice(-4), OPS_TOKEN, FINANCE_TOKEN, ...sealedColumn]) {
+    for (const secret of [
+      firstKey,
+      secondKey,
+      firstKey.slice(-4),
+      secondKey.slice(-4),
+      OPS_TOKEN,
+      FINANCE_TOKEN,
+      ...sealedColumn,
+    ]) {
       expect(everything).not.toContain(secret);
     }
   });
