@@ -4,7 +4,7 @@ import { usageCost } from 'src/modules/billing/pricing';
 import { estimatePromptTokens, estimateRequest, estimateRequestTokens } from 'src/modules/billing/token-estimator';
 import { Books, eventually, expectApiError, pricesOf, usd } from 'test/e2e/billing-helpers';
 import { rateLimitHeaders } from 'test/e2e/rate-limits-helpers';
-import { Customer, TestGateway, TestWorker } from 'test/support/gateway';
+import { Customer, parseEventStream, TestGateway, TestWorker } from 'test/support/gateway';
 
 const INPUT_PRICE = '2.5';
 const OUTPUT_PRICE = '10';
@@ -173,5 +173,31 @@ describe('/v1 admission: a long prompt held at its bytes, refused only at its cl
     );
     expect(bill.promptTokens).toBe(closerPrompt);
     expect(await books.balance(customer)).toBe(before - usd(bill.cost));
+  });
+
+  // A stream drops its parsed prompt once the client has bytes, and hands undici its body once
+  // (RelayedPrompt, upstream-client.ts): the upstream still gets all of it, and billing without
+  // usage still counts it, from the bytes.
+  it('should relay a long streamed prompt whole and bill its closer bound when the upstream reports no usage', async () => {
+    const customer = await gateway.newCustomer({ balance: '10' });
+
+    const response = await ask(customer, {
+      stream: true,
+      stream_options: { include_usage: true },
+      mock: { omit_usage: true, reply: 'Short.' },
+    });
+
+    expect(response.status).toBe(200);
+    const { chunks, done } = parseEventStream(response.text);
+    expect(done).toBe(true);
+    expect(chunks.at(-1).usage.prompt_tokens).toBe(closerPrompt);
+    const relayed = gateway.mock.requests.at(-1)!.body as { messages: { content: string }[] };
+    expect(relayed.messages[0].content).toBe(PROSE);
+    const [bill] = await eventually(
+      () => books.bills(customer),
+      (bills) => bills.length === 1,
+      10_000,
+    );
+    expect(bill.promptTokens).toBe(closerPrompt);
   });
 });

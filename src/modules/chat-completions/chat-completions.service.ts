@@ -21,7 +21,7 @@ import {
   wireUsage,
 } from 'src/modules/chat-completions/upstream/provider-adapter';
 import { readJsonBounded } from 'src/modules/chat-completions/upstream/bounded-body';
-import { UpstreamBody, UpstreamClient } from 'src/modules/chat-completions/upstream/upstream-client';
+import { UpstreamBody, UpstreamClient, UpstreamResult } from 'src/modules/chat-completions/upstream/upstream-client';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { ChannelType } from 'src/modules/channels/channel.entity';
 import { retryAfterMs, retryAfterSeconds } from 'src/modules/channels/health/breaker-policy';
@@ -47,7 +47,8 @@ const PROBE_LEASE_MARGIN_MS = 5_000;
 
 interface Attempt {
   chat: ChatRequest;
-  body: Record<string, unknown>;
+  /** Read for the body only when the upstream request is built: a stream drops its parsed body once committed. */
+  admitted: AdmittedCompletion;
   route: CatalogRoute;
   adapter: ProviderAdapter;
   reply: FastifyReply;
@@ -87,7 +88,7 @@ export class ChatCompletionsService {
     reply: FastifyReply,
     format: ReplyFormat = CHAT_REPLY_FORMAT,
   ): Promise<MeteredStatus> {
-    const { chat, body, meter, signal } = admitted;
+    const { chat, meter, signal } = admitted;
     let lastFailure: RouteFailure | null = null;
     const routes = orderRoutes(chat.model.routes);
     for (const route of routes) {
@@ -105,7 +106,7 @@ export class ChatCompletionsService {
       const passThrough = format.passThrough?.(route, chat) ?? null;
       const attempt: Attempt = {
         chat,
-        body,
+        admitted,
         route,
         adapter,
         reply,
@@ -145,16 +146,8 @@ export class ChatCompletionsService {
 
   /** One upstream request: the answer's status once it reached the client, or why this route failed. */
   private async attempt(attempt: Attempt): Promise<MeteredStatus | RouteFailure> {
-    const { chat, body, route, adapter, signal, lease, passThrough } = attempt;
-    const request = passThrough?.request ?? (await adapter.buildRequest(route, body, chat, signal));
-    const result = await this.upstream.post(
-      route.channel,
-      request.path,
-      request.headers,
-      request.payload,
-      signal,
-      chat.stream,
-    );
+    const { route, adapter, lease } = attempt;
+    const result = await this.send(attempt);
     if (result.kind === 'unreachable') {
       const outcome = result.timedOut ? 'timeout' : 'unreachable';
       return this.routeFailed(route, lease, { kind: 'unreachable', breaker: true }, outcome, {}, result.detail);
@@ -180,6 +173,16 @@ export class ChatCompletionsService {
       throw refusal;
     }
     return this.routeFailed(route, lease, refusal, 'account', headers);
+  }
+
+  /**
+   * The upstream request, built and sent. Its body and payload stay in this call's frame, which ends
+   * when the answer's head arrives, so a stream relayed afterwards holds neither.
+   */
+  private async send(attempt: Attempt): Promise<UpstreamResult> {
+    const { chat, route, adapter, signal, passThrough } = attempt;
+    const request = passThrough?.request ?? (await adapter.buildRequest(route, attempt.admitted.body, chat, signal));
+    return this.upstream.post(route.channel, request.path, request.headers, request.payload, signal, chat.stream);
   }
 
   /** Logs and counts a route that could not serve, and tells its breaker; the next route is tried. */
@@ -257,7 +260,11 @@ export class ChatCompletionsService {
       const limits = {
         signal: attempt.signal,
         drainTimeoutMs: this.config.relay.drainTimeoutMs,
-        onStart: () => this.succeeded(attempt),
+        onStart: () => {
+          this.succeeded(attempt);
+          // The client has bytes: no other route will be tried, so the prompt's parsed copy can go.
+          attempt.admitted.dropParsedBody();
+        },
       };
       const outcome = await relayStream(body, reply, output, limits, async () => {
         const billed = await meter.record(result('completed', measured()));

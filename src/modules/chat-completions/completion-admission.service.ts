@@ -12,6 +12,7 @@ import { MeteringService } from 'src/modules/billing/metering.service';
 import { CompletionMeter, HeldTokens, TokenUsage } from 'src/modules/billing/metering.types';
 import { estimateRequest } from 'src/modules/billing/token-estimator';
 import { ChatRequest, outputTokenCap, validateChatRequest } from 'src/modules/chat-completions/chat-request.validator';
+import { RelayedPrompt } from 'src/modules/chat-completions/relayed-prompt';
 import { RequestLifetime } from 'src/modules/chat-completions/request-lifetime';
 import { CatalogModel, CatalogService } from 'src/modules/models/catalog.service';
 import { ConcurrencyLimiter } from 'src/modules/rate-limits/concurrency-limiter.service';
@@ -29,17 +30,24 @@ export interface ValidatedRequest {
 /**
  * A route's own validation (chat completions, embeddings): checks the body against the catalog and
  * throws the 400 the client should see; returns what the admission counts and holds, plus whatever
- * the route's relay needs.
+ * the route's relay needs. A count made later (a closer bound) reads the body through `bodyLater`,
+ * never through `body` itself, which a long stream drops once it reached the client (RelayedPrompt).
  */
 export type RequestValidator<V extends ValidatedRequest> = (
   body: unknown,
   findModel: (id: string) => CatalogModel | undefined,
+  bodyLater: () => Record<string, unknown>,
 ) => V;
 
 /** A request let through: the route's validated view, and what the relay needs to run and end it. */
 export type Admitted<V extends ValidatedRequest> = V & {
-  /** The body as validated, relayed to the upstream. */
-  body: Record<string, unknown>;
+  /** The body as validated, relayed to the upstream; parsed again from its bytes after `dropParsedBody`. */
+  readonly body: Record<string, unknown>;
+  /**
+   * No route is left to try (a stream reached its client): the parsed body goes, its bytes stay for a
+   * late count. The caller must hold no reference of its own to `body` past this.
+   */
+  dropParsedBody(): void;
   limits: EffectiveLimits;
   meter: CompletionMeter;
   /** Aborts when the client hangs up or the request's deadline passes; its reason is the error to answer. */
@@ -59,9 +67,9 @@ export interface ChatAdmission extends ValidatedRequest {
 export type AdmittedCompletion = Admitted<ChatAdmission>;
 
 /** The chat-completions validator step, the admission's default. */
-export const admitChatRequest: RequestValidator<ChatAdmission> = (body, findModel) => {
+export const admitChatRequest: RequestValidator<ChatAdmission> = (body, findModel, bodyLater) => {
   const chat = validateChatRequest(body, findModel);
-  return { chat, model: chat.model, held: heldTokens(body as Record<string, unknown>, chat) };
+  return { chat, model: chat.model, held: heldTokens(body as Record<string, unknown>, chat, bodyLater) };
 };
 
 /**
@@ -110,7 +118,7 @@ export class CompletionAdmission {
     // The overloads pair the default (chat's step) with chat's relay only.
     validate = admitChatRequest as unknown as RequestValidator<V>,
   ): Promise<T> {
-    const admitted = await this.admit(principal, request.body, request.id, reply, validate);
+    const admitted = await this.admitPrompt(principal, new RelayedPrompt(request), request.id, reply, validate);
     try {
       return await relay(admitted);
     } catch (error) {
@@ -130,17 +138,30 @@ export class CompletionAdmission {
     reply: FastifyReply,
     validate: RequestValidator<V>,
   ): Promise<Admitted<V>>;
-  async admit<V extends ValidatedRequest>(
+  admit<V extends ValidatedRequest>(
     principal: ApiKeyPrincipal,
     body: unknown,
     requestId: string,
     reply: FastifyReply,
     validate = admitChatRequest as unknown as RequestValidator<V>,
   ): Promise<Admitted<V>> {
-    const validated = validate(body, (id) => this.catalog.get(id));
+    return this.admitPrompt(principal, new RelayedPrompt({ body }), requestId, reply, validate);
+  }
+
+  private async admitPrompt<V extends ValidatedRequest>(
+    principal: ApiKeyPrincipal,
+    prompt: RelayedPrompt,
+    requestId: string,
+    reply: FastifyReply,
+    validate: RequestValidator<V>,
+  ): Promise<Admitted<V>> {
+    const validated = validate(
+      prompt.body,
+      (id) => this.catalog.get(id),
+      () => prompt.body,
+    );
     const { model, held } = validated;
-    const relayed = body as Record<string, unknown>;
-    const scope: LimitScope = { accountId: principal.accountId, modelId: model.id, user: endUserOf(relayed) };
+    const scope: LimitScope = { accountId: principal.accountId, modelId: model.id, user: endUserOf(prompt.body) };
     const limits = this.policy.limitsFor(principal.accountId, model);
     if (principal.allowedModels && !principal.allowedModels.has(model.id)) {
       throw new ApiError(
@@ -176,7 +197,10 @@ export class CompletionAdmission {
     return {
       ...validated,
       held: counted.held,
-      body: relayed,
+      get body() {
+        return prompt.body;
+      },
+      dropParsedBody: () => prompt.dropParsed(),
       limits,
       meter,
       signal: lifetime.signal,
@@ -289,9 +313,15 @@ function endUserOf(body: Record<string, unknown>): string | undefined {
  * choices. A long prompt's text past the exact budget counts as its bytes at first; the one-pass
  * bound's closer count is made only if that is refused, or billed (HeldTokens.closer).
  */
-function heldTokens(body: Record<string, unknown>, chat: ChatRequest): HeldTokens {
+function heldTokens(
+  body: Record<string, unknown>,
+  chat: ChatRequest,
+  bodyLater: () => Record<string, unknown>,
+): HeldTokens {
   const quick = chatHeldTokens(body, chat, true);
-  return quick.rough ? { ...quick.held, closer: lazy(() => chatHeldTokens(body, chat, false).held) } : quick.held;
+  return quick.rough
+    ? { ...quick.held, closer: lazy(() => chatHeldTokens(bodyLater(), chat, false).held) }
+    : quick.held;
 }
 
 function chatHeldTokens(body: Record<string, unknown>, chat: ChatRequest, restAsBytes: boolean) {

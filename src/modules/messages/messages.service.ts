@@ -56,8 +56,8 @@ export class MessagesService {
  * leaves them out, but an Anthropic channel receives them (and may bill them) as the client sent them.
  */
 function holdingPassedThinking(thinkingTokens: number): RequestValidator<ChatAdmission> {
-  return (body, findModel) => {
-    const admitted = admitChatRequest(body, findModel);
+  return (body, findModel, bodyLater) => {
+    const admitted = admitChatRequest(body, findModel, bodyLater);
     return { ...admitted, held: withMorePromptTokens(admitted.held, thinkingTokens) };
   };
 }

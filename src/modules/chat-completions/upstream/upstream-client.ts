@@ -7,6 +7,12 @@ import { RelayedBytes } from 'src/modules/chat-completions/upstream/relayed-body
 
 const POOL_CLOSE_WAIT_MS = 1_000;
 
+// undici keeps a request's body until the answer has ended, which for a stream is its whole life.
+// From this size on a stream's body is handed to undici as chunks it can take only once: once
+// written, the bytes are the socket's, and a long stream holds nothing of them (docs/performance.md,
+// "Round fourteen"). Smaller bodies keep undici's quicker path for one buffer.
+const HANDED_ONCE_FROM_BYTES = 16 * 1024;
+
 export type UpstreamBody = Dispatcher.ResponseData['body'];
 
 export type UpstreamResult =
@@ -43,14 +49,15 @@ export class UpstreamClient implements OnModuleDestroy {
   ): Promise<UpstreamResult> {
     const { pool, basePath } = this.poolFor(channel);
     const { firstByteMs, streamFirstByteMs, silenceMs } = channel.timeouts;
+    const { body, length } = requestBody(payload, stream);
     try {
       const response = await pool.request({
         method: 'POST',
         path: basePath + path,
-        // Slices are written one by one, and undici needs their length up front to send it.
-        headers: Array.isArray(payload) ? { ...headers, 'content-length': String(byteLengthOf(payload)) } : headers,
+        // Chunks are written one by one, and undici needs their length up front to send it.
+        headers: length === null ? headers : { ...headers, 'content-length': String(length) },
         // An Iterable body is documented (undici's docs/api/Dispatcher.md); its type declaration omits it.
-        body: payload as Dispatcher.DispatchOptions['body'],
+        body: body as Dispatcher.DispatchOptions['body'],
         // undici listens with addEventListener and reads `aborted` and `reason`: a CancelSignal will do.
         signal,
         headersTimeout: stream ? streamFirstByteMs : firstByteMs,
@@ -106,6 +113,48 @@ export class UpstreamClient implements OnModuleDestroy {
   }
 }
 
-function byteLengthOf(slices: readonly Buffer[]): number {
-  return slices.reduce((length, slice) => length + slice.length, 0);
+/** What undici is given to send: one string or buffer, or chunks with their length in all. */
+interface RequestBody {
+  body: string | Buffer | Iterable<Buffer>;
+  /** Null for one string or buffer, whose length undici reads itself. */
+  length: number | null;
+}
+
+/** A stream's payload from HANDED_ONCE_FROM_BYTES on is handed out once; others go as they are. */
+function requestBody(payload: string | RelayedBytes, stream: boolean): RequestBody {
+  if (typeof payload === 'string' || Buffer.isBuffer(payload)) {
+    if (!stream || Buffer.byteLength(payload) < HANDED_ONCE_FROM_BYTES) {
+      return { body: payload, length: null };
+    }
+    const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
+    return { body: handedOnce([bytes]), length: bytes.length };
+  }
+  const length = payload.reduce((sum, slice) => sum + slice.length, 0);
+  return { body: stream && length >= HANDED_ONCE_FROM_BYTES ? handedOnce([...payload]) : payload, length };
+}
+
+/**
+ * `chunks` for one iteration: each is let go as it is handed out, and a second iteration gets none
+ * (undici iterates a body once, when it writes it; a request it had to send again would fail its
+ * declared length rather than send a body twice).
+ */
+export function handedOnce(chunks: (Buffer | undefined)[]): Iterable<Buffer> {
+  let pending: (Buffer | undefined)[] | null = chunks;
+  return {
+    [Symbol.iterator](): Iterator<Buffer> {
+      const taken = pending ?? [];
+      pending = null;
+      let at = 0;
+      return {
+        next(): IteratorResult<Buffer> {
+          if (at === taken.length) {
+            return { done: true, value: undefined };
+          }
+          const chunk = taken[at] as Buffer;
+          taken[at++] = undefined;
+          return { done: false, value: chunk };
+        },
+      };
+    },
+  };
 }
