@@ -70,6 +70,8 @@ export interface BenchReport {
   rows: BenchRow[];
   /** The many-slow-streams runs side by side, and the memory of one more open stream. */
   slowStreams: SlowStreamMemory | null;
+  /** The same with a 32 KB prompt in each stream: what a stream keeps of its prompt while it lasts. */
+  promptSlowStreams?: SlowStreamMemory | null;
 }
 
 export function machineInfo(): BenchReport['machine'] {
@@ -152,13 +154,13 @@ export function formatTable(rows: BenchRow[]): string {
 }
 
 /** One line under the table: the API's peak RSS at each slow-stream count and what one more stream costs. */
-export function formatSlowStreams(memory: SlowStreamMemory | null): string {
+export function formatSlowStreams(memory: SlowStreamMemory | null, which = ''): string {
   if (!memory) {
     return '';
   }
   const peaks = memory.runs.map((run) => `${run.clients} streams ${fmt(run.apiPeakRssMb, 0)} MB`).join(', ');
   const perStream = memory.memoryPerStreamKB === null ? '' : `; ${memory.memoryPerStreamKB} KB per open stream`;
-  return `API peak RSS: ${peaks}${perStream}`;
+  return `API peak RSS${which}: ${peaks}${perStream}`;
 }
 
 function fmt(value: number | null | undefined, digits = 2): string {

@@ -77,7 +77,8 @@ export async function runBench(
       machine: machineInfo(),
       options: { ...options },
       rows,
-      slowStreams: slowStreamsOf(scenarios, rows),
+      slowStreams: slowStreamsOf(scenarios, rows, false),
+      promptSlowStreams: slowStreamsOf(scenarios, rows, true),
     };
   } finally {
     await probe?.close();
@@ -85,9 +86,13 @@ export async function runBench(
   }
 }
 
-/** The many-slow-streams runs that ran, side by side; null if none did. */
-function slowStreamsOf(scenarios: Scenario[], rows: BenchRow[]): SlowStreamMemory | null {
-  const slow = new Set(scenarios.filter((scenario) => scenario.slowStreams).map((scenario) => scenario.name));
+/** The many-slow-streams runs that ran, with or without a large prompt, side by side; null if none did. */
+function slowStreamsOf(scenarios: Scenario[], rows: BenchRow[], withPrompt: boolean): SlowStreamMemory | null {
+  const slow = new Set(
+    scenarios
+      .filter((scenario) => scenario.slowStreams && (scenario.prompt !== undefined) === withPrompt)
+      .map((scenario) => scenario.name),
+  );
   const runs = rows
     .filter((row) => slow.has(row.scenario) && row.target === 'gateway')
     .map((row) => ({

@@ -19,8 +19,8 @@ describe('planScenarios', () => {
   it('should run the plain scenarios, then the slow streams and the long stream, then the prompt sizes', () => {
     const plan = names();
     expect(plan.slice(0, 11)).toEqual([...PLAIN, 'sse-c500-slow100ms', 'sse-c1000-slow100ms', 'sse-long-n8']);
-    expect(plan.slice(11)).toHaveLength(17);
-    expect(plan.at(-1)).toBe('deadfirst-json-c1-up0ms');
+    expect(plan.slice(11)).toHaveLength(19);
+    expect(plan.slice(-3)).toEqual(['deadfirst-json-c1-up0ms', 'p32k-sse-c500-slow100ms', 'p32k-sse-c1000-slow100ms']);
     expect(plan).toContain('p1k-json-c1-up0ms');
     expect(plan).toContain('p256k-sse-c50-up0ms');
     expect(plan).toContain('img1m-json-c50-up0ms');
@@ -45,7 +45,12 @@ describe('planScenarios', () => {
       'p32k-json-c50-up0ms',
       'p32k-sse-c1-up0ms',
       'p32k-sse-c50-up0ms',
+      'p32k-sse-c500-slow100ms',
+      'p32k-sse-c1000-slow100ms',
     ]);
+    expect(names('--only', 'slow100ms')).toEqual(['sse-c500-slow100ms', 'sse-c1000-slow100ms']);
+    const [slow] = planScenarios(parseBenchArgs(['--only', 'p32k-sse-c1000'], '/tmp'));
+    expect(slow).toMatchObject({ slowStreams: true, clients: 1000, prompt: { id: 'p32k' }, targets: ['gateway'] });
     expect(names('--only', 'p256k-sse-c50')).toEqual(['p256k-sse-c50-up0ms']);
     expect(names('--only', 'img1m-json,sse-c1-up0ms')).toEqual([
       'sse-c1-up0ms',

@@ -35,6 +35,9 @@ export interface Scenario {
 
 const DEAD_FIRST = 'deadfirst';
 
+/** The prompt the second set of slow streams carries: an agent's, in tens of KB. */
+const SLOW_STREAM_PROMPT = PROMPTS.find((prompt) => prompt.id === 'p32k');
+
 /** Upstream latencies every load shape is measured against: none (pure overhead) and a short real-ish one. */
 const LATENCIES_MS = [0, 50];
 const CLIENT_COUNTS = [1, 50];
@@ -98,21 +101,7 @@ function fullScenarios(options: BenchOptions): Scenario[] {
       }
     }
   }
-  const slow = { id: `slow${options.slowChunkDelayMs}ms`, latencyMs: 0, chunkDelayMs: options.slowChunkDelayMs };
-  // Two counts (500, 1,000 by default) give the memory of one more open stream; see slow-stream-memory.ts.
-  for (const clients of options.slowClients) {
-    scenarios.push({
-      name: `sse-c${clients}-${slow.id}`,
-      stream: true,
-      clients,
-      upstream: slow,
-      targets: ['gateway'],
-      slowStreams: true,
-      // A thousand connects at once overflow any default accept queue (511); ramping them over two
-      // seconds measures the steady state of many open streams rather than a connect storm.
-      minWarmupSec: 3,
-    });
-  }
+  scenarios.push(...slowStreamScenarios(options));
   // Per-stream memory must stay flat whatever the output length: one long stream, memory before and after.
   scenarios.push({
     name: 'sse-long-n8',
@@ -123,7 +112,33 @@ function fullScenarios(options: BenchOptions): Scenario[] {
     longStream: true,
   });
   // Last, so that the scenarios above run in the order and on the heap they always did.
-  return [...scenarios, ...promptScenarios(upstreams[0]), deadFirstScenario(upstreams[0])];
+  return [
+    ...scenarios,
+    ...promptScenarios(upstreams[0]),
+    deadFirstScenario(upstreams[0]),
+    ...slowStreamScenarios(options, SLOW_STREAM_PROMPT),
+  ];
+}
+
+/**
+ * The many-slow-streams runs: two counts (500, 1,000 by default) give the memory of one more open
+ * stream (slow-stream-memory.ts). With `prompt`, each stream carries it: what a stream keeps of its
+ * prompt while it lasts (`p32k-sse-c1000-slow100ms`).
+ */
+function slowStreamScenarios(options: BenchOptions, prompt?: PromptSpec): Scenario[] {
+  const slow = { id: `slow${options.slowChunkDelayMs}ms`, latencyMs: 0, chunkDelayMs: options.slowChunkDelayMs };
+  return options.slowClients.map((clients) => ({
+    name: `${prompt ? `${prompt.id}-` : ''}sse-c${clients}-${slow.id}`,
+    stream: true,
+    clients,
+    upstream: slow,
+    targets: ['gateway'],
+    slowStreams: true,
+    // A thousand connects at once overflow any default accept queue (511); ramping them over two
+    // seconds measures the steady state of many open streams rather than a connect storm.
+    minWarmupSec: 3,
+    ...(prompt && { prompt }),
+  }));
 }
 
 /** json-c1-up0ms through a model whose first route's breaker is open: compare its gateway p50 with that one's. */

@@ -32,10 +32,14 @@ async function main(): Promise<number> {
   try {
     const report = await runBench(options, children, (line) => process.stderr.write(`${line}\n`));
     const written = writeReport(report, options.outPath);
-    const slowStreams = formatSlowStreams(report.slowStreams);
-    process.stdout.write(
-      `\n${formatTable(report.rows)}\n\n${slowStreams ? `${slowStreams}\n` : ''}written: ${written.join(', ')}\n`,
-    );
+    const slowStreams = [
+      formatSlowStreams(report.slowStreams),
+      formatSlowStreams(report.promptSlowStreams ?? null, ', each stream with a 32 KB prompt'),
+    ]
+      .filter(Boolean)
+      .map((line) => `${line}\n`)
+      .join('');
+    process.stdout.write(`\n${formatTable(report.rows)}\n\n${slowStreams}written: ${written.join(', ')}\n`);
     if (!options.smoke) {
       return 0;
     }
