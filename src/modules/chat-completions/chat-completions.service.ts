@@ -181,7 +181,8 @@ export class ChatCompletionsService {
    */
   private async send(attempt: Attempt): Promise<UpstreamResult> {
     const { chat, route, adapter, signal, passThrough } = attempt;
-    const request = passThrough?.request ?? (await adapter.buildRequest(route, attempt.admitted.body, chat, signal));
+    const request =
+      passThrough?.request ?? (await adapter.buildRequest(route, attempt.admitted.prompt.body, chat, signal));
     return this.upstream.post(route.channel, request.path, request.headers, request.payload, signal, chat.stream);
   }
 
@@ -263,7 +264,7 @@ export class ChatCompletionsService {
         onStart: () => {
           this.succeeded(attempt);
           // The client has bytes: no other route will be tried, so the prompt's parsed copy can go.
-          attempt.admitted.dropParsedBody();
+          attempt.admitted.prompt.dropParsed();
         },
       };
       const outcome = await relayStream(body, reply, output, limits, async () => {

@@ -5,7 +5,7 @@ import { ApiError, clientClosed, ErrorKind } from 'src/common/errors/api-error';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { MeteringService } from 'src/modules/billing/metering.service';
 import { CompletionMeter } from 'src/modules/billing/metering.types';
-import { CompletionAdmission } from 'src/modules/chat-completions/completion-admission.service';
+import { AdmittedCompletion, CompletionAdmission } from 'src/modules/chat-completions/completion-admission.service';
 import { CatalogModel, CatalogService } from 'src/modules/models/catalog.service';
 import { ConcurrencyLimiter } from 'src/modules/rate-limits/concurrency-limiter.service';
 import { RateLimitPolicy } from 'src/modules/rate-limits/rate-limit-policy.service';
@@ -81,7 +81,8 @@ describe(CompletionAdmission.name, () => {
 
     const admitted = await sut.admit(principal, body, 'req_1', reply);
 
-    expect(admitted).toMatchObject({ chat: { model, maxTokens: 10, n: 1 }, body, limits, meter });
+    expect(admitted).toMatchObject({ chat: { model, maxTokens: 10, n: 1 }, limits, meter });
+    expect(admitted.prompt.body).toBe(body);
     expect(deps(RequestRateLimiter).windows).toHaveBeenCalledWith(scope, limits);
     const [, , estimate] = deps(TokenRateLimiter).windows.mock.calls[0];
     const [metered, counters] = deps(MeteringService).admit.mock.calls[0];
@@ -184,14 +185,15 @@ describe(CompletionAdmission.name, () => {
 
     it('should relay once admitted, keep the hold, and free the slot after the relay', async () => {
       const { sut, meter, releaseSlot } = await setup();
-      const relay = jest.fn(() => {
+      const relay = jest.fn((admitted: AdmittedCompletion) => {
         expect(releaseSlot).not.toHaveBeenCalled();
+        expect(admitted.prompt.body).toBe(body);
         return Promise.resolve('completed');
       });
 
       await expect(sut.run(principal, request, fakeReply().reply, relay)).resolves.toBe('completed');
 
-      expect(relay).toHaveBeenCalledWith(expect.objectContaining({ meter, body }));
+      expect(relay).toHaveBeenCalledWith(expect.objectContaining({ meter }));
       expect(meter.release).not.toHaveBeenCalled();
       expect(releaseSlot).toHaveBeenCalledTimes(1);
     });

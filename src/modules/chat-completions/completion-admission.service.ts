@@ -41,13 +41,12 @@ export type RequestValidator<V extends ValidatedRequest> = (
 
 /** A request let through: the route's validated view, and what the relay needs to run and end it. */
 export type Admitted<V extends ValidatedRequest> = V & {
-  /** The body as validated, relayed to the upstream; parsed again from its bytes after `dropParsedBody`. */
-  readonly body: Record<string, unknown>;
   /**
-   * No route is left to try (a stream reached its client): the parsed body goes, its bytes stay for a
-   * late count. The caller must hold no reference of its own to `body` past this.
+   * The body as validated, relayed to the upstream (`prompt.body`). Once no route is left to try (a
+   * stream reached its client) `prompt.dropParsed()` lets the parsed copy go, its bytes staying for a
+   * late count; a caller must hold no reference of its own to the body past that.
    */
-  dropParsedBody(): void;
+  prompt: RelayedPrompt;
   limits: EffectiveLimits;
   meter: CompletionMeter;
   /** Aborts when the client hangs up or the request's deadline passes; its reason is the error to answer. */
@@ -197,10 +196,7 @@ export class CompletionAdmission {
     return {
       ...validated,
       held: counted.held,
-      get body() {
-        return prompt.body;
-      },
-      dropParsedBody: () => prompt.dropParsed(),
+      prompt,
       limits,
       meter,
       signal: lifetime.signal,

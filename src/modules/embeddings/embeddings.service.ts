@@ -38,7 +38,8 @@ export class EmbeddingsService {
   ) {}
 
   async embed(admitted: Admitted<EmbeddingAdmission>, reply: FastifyReply): Promise<MeteredStatus> {
-    const { embedding, body, meter, signal } = admitted;
+    const { embedding, meter, signal } = admitted;
+    const body = admitted.prompt.body;
     let lastFailure: RouteFailure = { kind: 'unreachable', breaker: true };
     for (const route of orderRoutes(embedding.routes)) {
       const adapter = this.adapterFor(route);

@@ -44,7 +44,8 @@ export class TextCompletionsService {
   ) {}
 
   async complete(admitted: AdmittedTextCompletion, reply: FastifyReply): Promise<MeteredStatus> {
-    const { completion, body, signal } = admitted;
+    const { completion, signal } = admitted;
+    const body = admitted.prompt.body;
     let lastFailure: RouteFailure = { kind: 'unreachable', breaker: true };
     for (const route of orderRoutes(completion.routes)) {
       if (signal.aborted) {
