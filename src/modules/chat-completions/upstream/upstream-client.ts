@@ -123,11 +123,14 @@ interface RequestBody {
 /** A stream's payload from HANDED_ONCE_FROM_BYTES on is handed out once; others go as they are. */
 function requestBody(payload: string | RelayedBytes, stream: boolean): RequestBody {
   if (typeof payload === 'string' || Buffer.isBuffer(payload)) {
-    if (!stream || Buffer.byteLength(payload) < HANDED_ONCE_FROM_BYTES) {
+    if (!stream) {
       return { body: payload, length: null };
     }
+    // Encoded once here: undici would make the same buffer of a string anyway.
     const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
-    return { body: handedOnce([bytes]), length: bytes.length };
+    return bytes.length < HANDED_ONCE_FROM_BYTES
+      ? { body: bytes, length: null }
+      : { body: handedOnce([bytes]), length: bytes.length };
   }
   const length = payload.reduce((sum, slice) => sum + slice.length, 0);
   return { body: stream && length >= HANDED_ONCE_FROM_BYTES ? handedOnce([...payload]) : payload, length };
