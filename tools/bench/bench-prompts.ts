@@ -9,9 +9,12 @@ export type PromptSpec = { id: string; proseBytes: number } | { id: string; imag
  * what a bare proxy does: prose of ~1 KB, ~32 KB and ~256 KB, and a ~1 MB PNG (512 × 512, stored
  * uncompressed) whose tokens the gateway estimates from its header. The id leads the scenario's name.
  */
+/** The ~32 KB prose, which the slow streams also carry in a second set of runs (scenarios.ts). */
+export const P32K_PROMPT: PromptSpec = { id: 'p32k', proseBytes: 32 * 1024 };
+
 export const PROMPTS: PromptSpec[] = [
   { id: 'p1k', proseBytes: 1024 },
-  { id: 'p32k', proseBytes: 32 * 1024 },
+  P32K_PROMPT,
   { id: 'p256k', proseBytes: 256 * 1024 },
   { id: 'img1m', imageSide: 512 },
 ];

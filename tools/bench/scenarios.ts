@@ -1,5 +1,5 @@
 import { BenchOptions } from 'tools/bench/bench-options';
-import { PROMPTS, PromptSpec } from 'tools/bench/bench-prompts';
+import { P32K_PROMPT, PROMPTS, PromptSpec } from 'tools/bench/bench-prompts';
 
 /** Who answers: the mock itself, our bare Node proxy in front of it, or the real gateway in front of it. */
 export type Target = 'direct' | 'passthrough' | 'gateway';
@@ -36,7 +36,7 @@ export interface Scenario {
 const DEAD_FIRST = 'deadfirst';
 
 /** The prompt the second set of slow streams carries: an agent's, in tens of KB. */
-const SLOW_STREAM_PROMPT = PROMPTS.find((prompt) => prompt.id === 'p32k');
+const SLOW_STREAM_PROMPT = P32K_PROMPT;
 
 /** Upstream latencies every load shape is measured against: none (pure overhead) and a short real-ish one. */
 const LATENCIES_MS = [0, 50];
