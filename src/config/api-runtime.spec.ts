@@ -13,8 +13,8 @@ describe('API_NODE_FLAGS', () => {
     expect(read('docker/Dockerfile')).toContain(
       `CMD [${['node', ...API_NODE_FLAGS, 'dist/main.js'].map((part) => JSON.stringify(part)).join(', ')}]`,
     );
-    expect(read('docker/compose.yaml')).toContain(
-      `command: [${['node', ...API_NODE_FLAGS, 'dist/main.js'].map((part) => `'${part}'`).join(', ')}]`,
-    );
+    const yamlCommand = `command: [${['node', ...API_NODE_FLAGS, 'dist/main.js'].map((part) => `'${part}'`).join(', ')}]`;
+    expect(read('docker/compose.yaml')).toContain(yamlCommand);
+    expect(read('deploy/k8s/base/api.yaml')).toContain(yamlCommand);
   });
 });

@@ -6,8 +6,8 @@ import { BACKSLASH, COLON, QUOTE, skipSpace, stringEnd } from 'src/common/http/j
  * reads it a character at a time, after the whole body was decoded into a string of its size, then
  * copies it onto the V8 heap again. Such a string (base64: no escapes) is instead cut out of the text
  * JSON.parse reads, and decoded by Node straight from the body's bytes: a copy. From OFF_HEAP_CHARS
- * characters on Node keeps it outside the V8 heap too, where it does not bring the next full
- * collection closer (the API lets its heap grow by only a fifth of what is live, api-runtime.ts).
+ * characters on Node keeps it outside the V8 heap too. V8 still counts it, as it counts the body's
+ * buffers, towards the next full collection until one frees it (api-runtime.ts).
  */
 
 /** The length from which Node decodes latin1 into a string outside the V8 heap (its `EXTERN_APEX`). */
