@@ -1,7 +1,4 @@
-import { getQueueToken } from '@nestjs/bullmq';
-import { Queue } from 'bullmq';
 import { ChildProcess } from 'node:child_process';
-import { QueueName } from 'src/common/queue/queue.constants';
 import { orderNoOf } from 'src/modules/payments/topup-order.entity';
 import { Client } from 'pg';
 import { Books, usd } from 'test/e2e/billing-helpers';
@@ -169,10 +166,4 @@ export async function rejectedNotifications(world: PaymentsWorld, provider: Wall
   const labels = `provider="${provider}",reason="${reason}"`;
   const line = new RegExp(`^gateway_payment_notify_rejected_total\\{${labels}\\} (\\S+)$`, 'm').exec(metrics.text);
   return Number(line?.[1] ?? 0);
-}
-
-/** Whether the poller scheduled poll `attempt` of the order (which it does once the previous poll ended). */
-export async function pollScheduled(world: PaymentsWorld, orderId: string, attempt: number): Promise<boolean> {
-  const queue = world.gateway.app.get<Queue>(getQueueToken(QueueName.Payments));
-  return (await queue.getJob(`poll-${orderId}-${attempt}`)) !== undefined;
 }

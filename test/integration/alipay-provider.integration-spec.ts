@@ -105,6 +105,7 @@ describe(AlipayProvider.name, () => {
         state: 'WAIT',
         tradeNo: null,
         notifyUrl: webhook.url,
+        queries: [],
       });
     });
 

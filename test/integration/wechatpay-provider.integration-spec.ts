@@ -112,6 +112,7 @@ describe(WechatPayProvider.name, () => {
         state: 'WAIT',
         tradeNo: null,
         notifyUrl: webhook.url,
+        queries: [],
       });
     });
 

@@ -5,7 +5,7 @@ import { FakeOrder } from 'tools/fake-wallets/fake-wallet';
 /** A response object of the fake gateway, before it is signed. */
 export type AlipayContent = Record<string, string>;
 
-export interface FakeTrade extends FakeOrder {
+export interface FakeTrade extends Omit<FakeOrder, 'queries'> {
   outTradeNo: string;
   subject: string;
   qrCode: string;

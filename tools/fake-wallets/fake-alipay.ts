@@ -11,6 +11,7 @@ import {
   FakeWallet,
   NotifyOptions,
   NotifyResult,
+  WalletCallBook,
   WalletFault,
   WalletOperation,
 } from 'tools/fake-wallets/fake-wallet';
@@ -89,12 +90,11 @@ function commonParamProblem(params: Record<string, string>): string | null {
 
 class FakeAlipay implements FakeWallet {
   readonly method = 'alipay';
-  readonly calls: Record<WalletOperation, number> = { create: 0, query: 0, close: 0 };
   badlySignedCalls = 0;
   url = '';
   env: Record<string, string> = {};
   private readonly book = new FakeTradeBook();
-  private readonly faults: Record<WalletOperation, WalletFault[]> = { create: [], query: [], close: [] };
+  private readonly callBook = new WalletCallBook((orderNo) => this.book.get(orderNo)?.state);
   readonly server: Server;
 
   constructor(
@@ -105,9 +105,21 @@ class FakeAlipay implements FakeWallet {
     this.server = createServer((req, res) => this.receive(req, res));
   }
 
+  get calls(): Record<WalletOperation, number> {
+    return this.callBook.calls;
+  }
+
   order(orderNo: string): FakeOrder | undefined {
     const trade = this.book.get(orderNo);
-    return trade && { amount: trade.amount, state: trade.state, tradeNo: trade.tradeNo, notifyUrl: trade.notifyUrl };
+    return (
+      trade && {
+        amount: trade.amount,
+        state: trade.state,
+        tradeNo: trade.tradeNo,
+        notifyUrl: trade.notifyUrl,
+        queries: this.callBook.queriesOf(orderNo),
+      }
+    );
   }
 
   async pay(orderNo: string, options: NotifyOptions = {}): Promise<NotifyResult[]> {
@@ -122,8 +134,8 @@ class FakeAlipay implements FakeWallet {
     return await this.notify(orderNo, options);
   }
 
-  failNext(operation: WalletOperation, fault: WalletFault, times = 1): void {
-    this.faults[operation].push(...Array.from({ length: times }, () => fault));
+  failNext(operation: WalletOperation, fault: WalletFault, times = 1, orderNo?: string): void {
+    this.callBook.plan(operation, fault, times, orderNo);
   }
 
   close(): Promise<void> {
@@ -209,8 +221,9 @@ class FakeAlipay implements FakeWallet {
       this.answer(res, key, invalidArguments(problem ?? 'isv.invalid-biz-content', 'invalid arguments'));
       return;
     }
-    this.calls[operation]++;
-    this.answerWithFault(res, key, this.faults[operation].shift(), () => this.perform(operation, biz, params));
+    const orderNo = typeof biz.out_trade_no === 'string' ? biz.out_trade_no : undefined;
+    const fault = this.callBook.receive(operation, orderNo);
+    this.answerWithFault(res, key, fault, () => this.perform(operation, biz, params));
   }
 
   /** `down`, `garbage` and `error` leave the trade as it was; `slow` acts only if the caller still waits. */

@@ -42,11 +42,16 @@ export interface NotifyResult {
 
 export interface FakeOrder {
   amount: string;
-  state: 'WAIT' | 'PAID' | 'CLOSED';
+  state: TradeState;
   /** The wallet's trade number once paid. */
   tradeNo: string | null;
   notifyUrl: string;
+  /** What each well-signed query of this order met, in order: a fault, or the state the wallet answered. */
+  queries: QueryOutcome[];
 }
+
+export type TradeState = 'WAIT' | 'PAID' | 'CLOSED';
+export type QueryOutcome = WalletFault | TradeState;
 
 export interface FakeWallet {
   readonly method: 'alipay' | 'wechatpay';
@@ -63,7 +68,42 @@ export interface FakeWallet {
   pay(orderNo: string, options?: NotifyOptions): Promise<NotifyResult[]>;
   /** Sends the notification of a paid order again, as the wallet resends. */
   notifyAgain(orderNo: string, options?: NotifyOptions): Promise<NotifyResult[]>;
-  /** The next `times` calls of `operation` fail with `fault`. */
-  failNext(operation: WalletOperation, fault: WalletFault, times?: number): void;
+  /**
+   * The next `times` calls of `operation` fail with `fault`; with `orderNo`, only calls about that order,
+   * so that a poll of some other order still pending cannot take the fault a test meant for its own.
+   */
+  failNext(operation: WalletOperation, fault: WalletFault, times?: number, orderNo?: string): void;
   close(): Promise<void>;
+}
+
+/** The faults set with failNext, and what each order's queries met: the part both fakes keep alike. */
+export class WalletCallBook {
+  readonly calls: Record<WalletOperation, number> = { create: 0, query: 0, close: 0 };
+  private readonly faults: { operation: WalletOperation; fault: WalletFault; orderNo?: string }[] = [];
+  private readonly queriesByOrder = new Map<string, QueryOutcome[]>();
+
+  /** `stateOf` reads an order's state as the wallet would answer it now. */
+  constructor(private readonly stateOf: (orderNo: string) => TradeState | undefined) {}
+
+  plan(operation: WalletOperation, fault: WalletFault, times = 1, orderNo?: string): void {
+    this.faults.push(...Array.from({ length: times }, () => ({ operation, fault, orderNo })));
+  }
+
+  /** Counts a well-signed call and takes the first fault planned for it, if any. */
+  receive(operation: WalletOperation, orderNo: string | undefined): WalletFault | undefined {
+    this.calls[operation] += 1;
+    const index = this.faults.findIndex(
+      (planned) => planned.operation === operation && (planned.orderNo === undefined || planned.orderNo === orderNo),
+    );
+    const fault = index === -1 ? undefined : this.faults.splice(index, 1)[0].fault;
+    const outcome = fault ?? (orderNo === undefined ? undefined : this.stateOf(orderNo));
+    if (operation === 'query' && orderNo !== undefined && outcome !== undefined) {
+      this.queriesByOrder.set(orderNo, [...this.queriesOf(orderNo), outcome]);
+    }
+    return fault;
+  }
+
+  queriesOf(orderNo: string): QueryOutcome[] {
+    return this.queriesByOrder.get(orderNo) ?? [];
+  }
 }

@@ -7,6 +7,7 @@ import {
   FakeWallet,
   NotifyOptions,
   NotifyResult,
+  WalletCallBook,
   WalletFault,
   WalletOperation,
 } from 'tools/fake-wallets/fake-wallet';
@@ -69,8 +70,7 @@ export async function startFakeWechatPay(options: FakeWechatPayOptions = {}): Pr
   const identity = await newIdentity();
   const orders = new FakeWechatPayOrders(identity);
   const slowMs = options.slowMs ?? 12_000;
-  const calls: Record<WalletOperation, number> = { create: 0, query: 0, close: 0 };
-  const faults: Record<WalletOperation, WalletFault[]> = { create: [], query: [], close: [] };
+  const callBook = new WalletCallBook((orderNo) => orders.get(orderNo)?.state);
   const timers = new Set<NodeJS.Timeout>();
   let badlySignedCalls = 0;
 
@@ -84,18 +84,20 @@ export async function startFakeWechatPay(options: FakeWechatPayOptions = {}): Pr
       timers.add(timer);
     });
 
-  /** Which operation a request is, with the answer it gets when no fault is set. */
-  function route(method: string, url: URL, body: string): [WalletOperation, () => Answer] | null {
+  /** Which operation a request is, about which order, with the answer it gets when no fault is set. */
+  function route(method: string, url: URL, body: string): [WalletOperation, string | undefined, () => Answer] | null {
     if (method === 'POST' && url.pathname === NATIVE_PATH) {
-      return ['create', () => orders.create(parseJson(body))];
+      const created = parseJson(body);
+      const orderNo = typeof created?.out_trade_no === 'string' ? created.out_trade_no : undefined;
+      return ['create', orderNo, () => orders.create(created)];
     }
     const match = ORDER_PATH.exec(url.pathname);
     const outTradeNo = match ? decodeURIComponent(match[1]) : '';
     if (match && method === 'GET' && !match[2]) {
-      return ['query', () => orders.query(outTradeNo, url.searchParams.get('mchid'))];
+      return ['query', outTradeNo, () => orders.query(outTradeNo, url.searchParams.get('mchid'))];
     }
     if (match && method === 'POST' && match[2]) {
-      return ['close', () => orders.close(outTradeNo, parseJson(body))];
+      return ['close', outTradeNo, () => orders.close(outTradeNo, parseJson(body))];
     }
     return null;
   }
@@ -123,9 +125,8 @@ export async function startFakeWechatPay(options: FakeWechatPayOptions = {}): Pr
     if (!found) {
       return send(res, { status: 404, body: { code: 'NOT_FOUND', message: '无此接口' } });
     }
-    const [operation, answer] = found;
-    calls[operation] += 1;
-    switch (faults[operation].shift()) {
+    const [operation, orderNo, answer] = found;
+    switch (callBook.receive(operation, orderNo)) {
       case 'down':
         req.socket.destroy();
         return;
@@ -194,7 +195,7 @@ export async function startFakeWechatPay(options: FakeWechatPayOptions = {}): Pr
     method: 'wechatpay',
     url,
     env: identityEnv(identity, url),
-    calls,
+    calls: callBook.calls,
     get badlySignedCalls() {
       return badlySignedCalls;
     },
@@ -206,6 +207,7 @@ export async function startFakeWechatPay(options: FakeWechatPayOptions = {}): Pr
           state: order.state,
           tradeNo: order.transactionId,
           notifyUrl: order.notifyUrl,
+          queries: callBook.queriesOf(orderNo),
         }
       );
     },
@@ -214,8 +216,8 @@ export async function startFakeWechatPay(options: FakeWechatPayOptions = {}): Pr
       return notify(orderNo, notifyOptions);
     },
     notifyAgain: notify,
-    failNext(operation: WalletOperation, fault: WalletFault, times = 1): void {
-      faults[operation].push(...Array<WalletFault>(times).fill(fault));
+    failNext(operation: WalletOperation, fault: WalletFault, times = 1, orderNo?: string): void {
+      callBook.plan(operation, fault, times, orderNo);
     },
     close(): Promise<void> {
       timers.forEach((timer) => clearTimeout(timer));
