@@ -10,7 +10,8 @@
  *
  * 20 % of the ~45 MB live at rest is ~9 MB of room, and V8 counts memory outside its heap (a request
  * body's buffers, an image's string) against it until a collection frees them: a 1 MB image request
- * spends ~3 MB of it, so such requests ran a full collection (40-60 ms of marking) every few requests.
+ * spends ~3 MB of it, so such requests ran a full collection (13-55 ms of marking on the main thread,
+ * then a pause of 5-21 ms) every few requests.
  * No full collection before the old space reaches 80 MB gives them ~35 MB of room (image CPU per
  * request about a third lower) and changes nothing once streams keep more than ~65 MB live, where 20 %
  * already asks for more (docs/performance.md, round fifteen).

@@ -4,13 +4,14 @@ import { seededProse } from 'tools/bench/seeded-prose';
 /** A user message larger than the plain scenarios' "Hello": prose of a given size, or one large image. */
 export type PromptSpec = { id: string; proseBytes: number } | { id: string; imageSide: number };
 
+/** The ~32 KB prose, which the slow streams also carry in a second set of runs (scenarios.ts). */
+export const P32K_PROMPT: PromptSpec = { id: 'p32k', proseBytes: 32 * 1024 };
+
 /**
  * What the gateway does per byte of prompt (parsing, validation, the token estimate, the relay) against
  * what a bare proxy does: prose of ~1 KB, ~32 KB and ~256 KB, and a ~1 MB PNG (512 × 512, stored
  * uncompressed) whose tokens the gateway estimates from its header. The id leads the scenario's name.
  */
-/** The ~32 KB prose, which the slow streams also carry in a second set of runs (scenarios.ts). */
-export const P32K_PROMPT: PromptSpec = { id: 'p32k', proseBytes: 32 * 1024 };
 
 export const PROMPTS: PromptSpec[] = [
   { id: 'p1k', proseBytes: 1024 },
