@@ -1,3 +1,5 @@
+// First: nothing may load Nest before this module does (see there).
+import 'src/common/logging/nest-logger-date-format';
 import 'reflect-metadata';
 import { Logger } from 'pino';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';

@@ -1,3 +1,5 @@
+// First: nothing may load Nest before this module does (see there).
+import 'src/common/logging/nest-logger-date-format';
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { createLogger, PinoNestLogger } from 'src/common/logging/logger';
