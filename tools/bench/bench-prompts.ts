@@ -12,7 +12,6 @@ export const P32K_PROMPT: PromptSpec = { id: 'p32k', proseBytes: 32 * 1024 };
  * what a bare proxy does: prose of ~1 KB, ~32 KB and ~256 KB, and a ~1 MB PNG (512 × 512, stored
  * uncompressed) whose tokens the gateway estimates from its header. The id leads the scenario's name.
  */
-
 export const PROMPTS: PromptSpec[] = [
   { id: 'p1k', proseBytes: 1024 },
   P32K_PROMPT,

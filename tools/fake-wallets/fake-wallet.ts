@@ -96,9 +96,11 @@ export class WalletCallBook {
       (planned) => planned.operation === operation && (planned.orderNo === undefined || planned.orderNo === orderNo),
     );
     const fault = index === -1 ? undefined : this.faults.splice(index, 1)[0].fault;
-    const outcome = fault ?? (orderNo === undefined ? undefined : this.stateOf(orderNo));
-    if (operation === 'query' && orderNo !== undefined && outcome !== undefined) {
-      this.queriesByOrder.set(orderNo, [...this.queriesOf(orderNo), outcome]);
+    if (operation === 'query' && orderNo !== undefined) {
+      const outcome = fault ?? this.stateOf(orderNo);
+      if (outcome !== undefined) {
+        this.queriesByOrder.set(orderNo, [...this.queriesOf(orderNo), outcome]);
+      }
     }
     return fault;
   }
