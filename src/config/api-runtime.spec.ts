@@ -35,6 +35,14 @@ function fullCollectionsDuringRequests(flags: string[]): number {
   return during.split('\n').filter((line) => line.includes('Mark-Compact')).length;
 }
 
+/** Threads of a node process started with `flags`, counted once it is up (Linux's /proc). */
+function threadsUnder(flags: string[]): number {
+  const count = `setTimeout(() => console.log(require('fs').readdirSync('/proc/self/task').length), 50)`;
+  const run = spawnSync(process.execPath, [...flags, '-e', count], { encoding: 'utf8' });
+  expect(run.status).toBe(0);
+  return Number(run.stdout.trim());
+}
+
 describe('API_NODE_FLAGS', () => {
   it('should be the flags of every production start of the API', () => {
     const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
@@ -55,5 +63,11 @@ describe('API_NODE_FLAGS', () => {
 
     expect(fullCollectionsDuringRequests(API_NODE_FLAGS)).toBe(0);
     expect(fullCollectionsDuringRequests(withoutFloor)).toBeGreaterThan(0);
+  });
+
+  it('should leave V8 one background thread of its default four, whose buffers would stay resident', () => {
+    const defaultPool = API_NODE_FLAGS.filter((flag) => !flag.startsWith('--v8-pool-size'));
+
+    expect(threadsUnder(defaultPool) - threadsUnder(API_NODE_FLAGS)).toBe(3);
   });
 });
