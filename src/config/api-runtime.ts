@@ -22,9 +22,9 @@
  *
  * V8 runs its background work (parallel scavenges, concurrent marking and sweeping, compiling) on a
  * pool of four threads by default, whatever the machine. The API's JavaScript is one thread and its
- * pods ask for half a core: one helper thread gave 1,000 streams 8-12 MB less RSS (fewer per-thread
- * buffers and allocator arenas kept resident) for 0-3 % of the 50-client JSON throughput, with no
- * longer event-loop stalls (docs/performance.md, round seventeen).
+ * pods ask for half a core: one helper thread gave 1,000 streams ~10 MB less RSS (fewer per-thread
+ * buffers and allocator arenas kept resident), with no longer event-loop stalls; the 50-client JSON
+ * throughput paid 0-11 % in paired runs, streams nothing (docs/performance.md, round seventeen).
  */
 export const API_NODE_FLAGS = [
   '--heap-growing-percent=20',
