@@ -1,5 +1,7 @@
 import Fastify, { FastifyInstance } from 'fastify';
-import { isPoisoned, parseJsonBodies, RawJsonBody, rawJsonOf } from 'src/common/http/json-body';
+import { isPoisoned, parseJsonBodies, RawJsonBody, rawJsonOf, TRANSCODED_BYTES } from 'src/common/http/json-body';
+
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 describe(isPoisoned.name, () => {
   it.each([
@@ -64,11 +66,30 @@ describe(parseJsonBodies.name, () => {
     }
   });
 
+  it('should decode kilobytes of text outside ASCII as Node does: four-byte characters, a mid-text BOM, escapes', async () => {
+    const content = `\uFEFFΑθήνα — 東京 😀🇯🇵 \u0000 "quoted" \\ tab\t é`.repeat(400);
+    const bytes = Buffer.concat([BOM, Buffer.from(JSON.stringify({ messages: [{ content }], tail: 'ü' }))]);
+
+    expect(bytes.length).toBeGreaterThan(TRANSCODED_BYTES * 4);
+    expect((await post(bytes)).statusCode).toBe(200);
+    expect(received.body).toEqual(JSON.parse(bytes.subarray(BOM.length).toString('utf8')));
+    expect(received.raw?.bytes.equals(bytes.subarray(BOM.length))).toBe(true);
+  });
+
   it('should read invalid UTF-8 with replacement characters, and keep no bytes to relay', async () => {
     const bytes = Buffer.concat([Buffer.from('{"content":"a'), Buffer.from([0xff]), Buffer.from('b"}')]);
 
     expect((await post(bytes)).statusCode).toBe(200);
     expect(received.body).toEqual({ content: 'a\uFFFDb' });
+    expect(received.raw).toBeUndefined();
+  });
+
+  it('should read a large body with invalid UTF-8 as a small one', async () => {
+    const text = '東京 café '.repeat(1_000);
+    const bytes = Buffer.concat([Buffer.from(`{"content":"${text}`), Buffer.from([0xe6, 0x9d]), Buffer.from('"}')]);
+
+    expect((await post(bytes)).statusCode).toBe(200);
+    expect(received.body).toEqual({ content: `${text}\uFFFD` });
     expect(received.raw).toBeUndefined();
   });
 });
