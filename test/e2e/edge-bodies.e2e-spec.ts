@@ -153,7 +153,7 @@ describe('request bodies at the edge', () => {
       ['an empty body', ''],
       ['a __proto__ key', '{"model": "m", "messages": [], "__proto__": {"admin": true}}'],
       ['a constructor holding a prototype', '{"model": "m", "messages": [{"constructor": {"prototype": {"x": 1}}}]}'],
-      // Strings this long are read apart from the rest of the body (ascii-json.ts), and must fail as JSON.parse fails.
+      // Strings this long are read apart from the rest of the body (long-string-json.ts), and must fail as JSON.parse fails.
       [
         'a control character inside a megabyte string',
         `{"model": "m", "messages": [{"content": "${'A'.repeat(MB)}\u0001"}]}`,

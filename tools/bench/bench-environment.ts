@@ -71,7 +71,9 @@ export async function startEnvironment(
 
 async function startProxy(children: ChildProcesses, id: string, target: string): Promise<Endpoint> {
   const port = await freePort();
-  const args = [join(__dirname, 'passthrough-proxy.main.js'), '--port', String(port), '--target', target];
+  // As BENCH_GATEWAY_NODE_ARGS does for the gateway: a profile of the reference, under the same load.
+  const nodeArgs = (process.env.BENCH_PASSTHROUGH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const args = [...nodeArgs, join(__dirname, 'passthrough-proxy.main.js'), '--port', String(port), '--target', target];
   if (process.env.BENCH_PASSTHROUGH_METERED === '1') {
     // The passthrough rows measure the metered floor instead (metered-floor-proxy.ts); own keys, own db.
     args.push('--metered-redis', BENCH_REDIS_URL);

@@ -1,5 +1,6 @@
 import Fastify, { FastifyInstance } from 'fastify';
 import { isPoisoned, parseJsonBodies, RawJsonBody, rawJsonOf, TRANSCODED_BYTES } from 'src/common/http/json-body';
+import { LONG_UTF8_STRING_BYTES } from 'src/common/http/long-string-json';
 
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
@@ -74,6 +75,22 @@ describe(parseJsonBodies.name, () => {
     expect((await post(bytes)).statusCode).toBe(200);
     expect(received.body).toEqual(JSON.parse(bytes.subarray(BOM.length).toString('utf8')));
     expect(received.raw?.bytes.equals(bytes.subarray(BOM.length))).toBe(true);
+  });
+
+  it('should parse a prompt of hundreds of kilobytes outside ASCII, escapes and all, and keep its bytes', async () => {
+    const content = 'Ωραία — 東京 😀 "quoted"\nline\ttab \\ /'.repeat(8_000);
+    const bytes = Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content }], user: 'ü' }));
+
+    expect(bytes.length).toBeGreaterThan(LONG_UTF8_STRING_BYTES * 2);
+    expect((await post(bytes)).statusCode).toBe(200);
+    expect(received.body).toEqual({ model: 'm', messages: [{ role: 'user', content }], user: 'ü' });
+    expect(received.raw?.bytes.equals(bytes)).toBe(true);
+  });
+
+  it('should answer 400 to a long prompt holding a raw control character, as to a short one', async () => {
+    const bytes = Buffer.from(`{"content":"${'東京 '.repeat(LONG_UTF8_STRING_BYTES / 4)}\u0007"}`);
+
+    expect((await post(bytes)).statusCode).toBe(400);
   });
 
   it('should read invalid UTF-8 with replacement characters, and keep no bytes to relay', async () => {

@@ -1,6 +1,6 @@
 import { errorCodes, FastifyInstance } from 'fastify';
 import { isAscii, isUtf8, transcode } from 'node:buffer';
-import { parseAsciiJson } from 'src/common/http/ascii-json';
+import { parseAsciiJson, parseUtf8Json } from 'src/common/http/long-string-json';
 
 type Json = Record<string, unknown>;
 const hasOwn = (value: object, key: string) => Object.prototype.hasOwnProperty.call(value, key);
@@ -82,13 +82,18 @@ export function parseJsonBodies(fastify: FastifyInstance): void {
       return;
     }
     // ASCII (the usual JSON body; an image's or audio's base64 always) decodes as latin1: a copy
-    // rather than a UTF-8 decode, and a string of a megabyte or more, an image's, outside the heap
-    // (ascii-json.ts; docs/performance.md, rounds ten and eleven).
+    // rather than a UTF-8 decode, and a string of a megabyte or more, an image's, outside the heap.
+    // In valid UTF-8 a long string (a prompt) is decoded once, straight from the bytes
+    // (long-string-json.ts; docs/performance.md, rounds ten, eleven and nineteen).
     const ascii = isAscii(bytes);
     const utf8 = ascii || isUtf8(bytes);
     let parsed: unknown;
     try {
-      parsed = ascii ? parseAsciiJson(bytes) : JSON.parse(decodeUtf8(bytes, utf8));
+      parsed = ascii
+        ? parseAsciiJson(bytes)
+        : utf8
+          ? parseUtf8Json(bytes, decodeValidUtf8)
+          : JSON.parse(bytes.toString('utf8'));
     } catch {
       done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
       return;
@@ -108,20 +113,20 @@ export function parseJsonBodies(fastify: FastifyInstance): void {
   });
 }
 
-/** From this size on, valid UTF-8 is decoded through UTF-16 (decodeUtf8). */
+/** From this size on, valid UTF-8 is decoded through UTF-16 (decodeValidUtf8). */
 export const TRANSCODED_BYTES = 2 * 1024;
 // Node built without ICU has no `transcode`; official builds and images have it.
 const HAS_TRANSCODE = typeof transcode === 'function';
 
 /**
- * The text of `bytes`. V8 decodes UTF-8 a byte at a time, twice (once to size the string): about
- * 4 ms a megabyte of prose with a little text outside ASCII. Valid UTF-8 of a few kilobytes or more
- * is converted to UTF-16 by Node's `transcode` (SIMD code) instead, and the string copies that: a
+ * The text of `bytes`, valid UTF-8. V8 decodes UTF-8 a byte at a time, twice (once to size the
+ * string): about 4 ms a megabyte of prose with a little text outside ASCII. From a few kilobytes on
+ * it is converted to UTF-16 by Node's `transcode` (SIMD code) instead, and the string copies that: a
  * third of the time at 256 KB, a seventh at 64 KB, the same characters (docs/performance.md, round
  * eighteen). Invalid UTF-8 keeps V8's decoder, whose replacement characters the gateway expects.
  */
-function decodeUtf8(bytes: Buffer, valid: boolean): string {
-  return valid && bytes.length >= TRANSCODED_BYTES && HAS_TRANSCODE
+function decodeValidUtf8(bytes: Buffer): string {
+  return bytes.length >= TRANSCODED_BYTES && HAS_TRANSCODE
     ? transcode(bytes, 'utf8', 'utf16le').toString('utf16le')
     : bytes.toString('utf8');
 }

@@ -1,5 +1,12 @@
 import { getHeapSpaceStatistics } from 'node:v8';
-import { LONG_STRING_CHARS, OFF_HEAP_CHARS, parseAsciiJson } from 'src/common/http/ascii-json';
+import { transcode } from 'node:buffer';
+import {
+  LONG_STRING_CHARS,
+  LONG_UTF8_STRING_BYTES,
+  OFF_HEAP_CHARS,
+  parseAsciiJson,
+  parseUtf8Json,
+} from 'src/common/http/long-string-json';
 import { SeededRandom } from 'test/support/seeded-random';
 
 const image = (fill: string, chars = OFF_HEAP_CHARS) =>
@@ -99,6 +106,113 @@ describe(parseAsciiJson.name, () => {
       // Break it where it matters most: inside a long string's end, at or beside a quote, or anywhere.
       const quotes = [...text.matchAll(/"/g)].map((match) => match.index);
       const longEnds = quotes.filter((quote, index) => index > 0 && quote - quotes[index - 1] > LONG_STRING_CHARS);
+      const at = random.pick([
+        () => (longEnds.length > 0 ? random.pick(longEnds) - random.int(0, 1) : 0),
+        () => random.pick(quotes) + random.int(-1, 1),
+        () => random.int(0, text.length),
+      ])();
+      const broken =
+        random.int(0, 2) > 0
+          ? text.slice(0, at) + random.pick(tokens) + text.slice(at)
+          : text.slice(0, at) + text.slice(at + 1);
+
+      for (const candidate of [text, broken]) {
+        expect(outcome(() => parse(candidate))).toEqual(outcome(() => JSON.parse(candidate) as unknown));
+      }
+    }
+  });
+});
+
+describe(parseUtf8Json.name, () => {
+  const wholeText = jest.fn((bytes: Buffer) => bytes.toString('utf8'));
+  const parse = (text: string) => parseUtf8Json(Buffer.from(text, 'utf8'), wholeText);
+  // Prose of at least LONG_UTF8_STRING_BYTES, with text outside ASCII and the escapes a prompt has.
+  const prose = (unit = 'Ωραία — 東京 😀 "quoted" line\nnext\ttab \\ slash/ ') =>
+    unit.repeat(Math.ceil(LONG_UTF8_STRING_BYTES / Buffer.byteLength(unit)) + 1);
+
+  beforeEach(() => wholeText.mockClear());
+
+  it.each([
+    ['a prompt with escapes', JSON.stringify({ model: 'm', messages: [{ role: 'user', content: prose() }] })],
+    [
+      'every escape JSON has, four-byte characters and lone surrogates',
+      JSON.stringify({ text: prose() + '\b\f\r\u0000\u001f\uD83D\uDE00\ud800 \u00e9\uFFFF/ \uFEFF' }),
+    ],
+    ['escapes at both ends', `{"text": "\\n${prose('東京 — \\"q\\" \\/ \\n')}\\u0041"}`],
+    ['two long strings and a short one', JSON.stringify([prose('a—'), 'é', { b: prose('ü\n') }])],
+    ['a long key beside a long value', JSON.stringify({ [prose('k€')]: prose('v€') })],
+  ])('should read %s as JSON.parse does, without decoding the body whole', (_name, text) => {
+    expect(parse(text)).toEqual(JSON.parse(text));
+    expect(wholeText).not.toHaveBeenCalled();
+  });
+
+  it('should give a long string the characters JSON.parse gives, escapes resolved', () => {
+    const content = `東京\n"é"\t\\😀\u0041`.repeat(LONG_UTF8_STRING_BYTES / 8);
+    const parsed = parse(JSON.stringify({ content })) as { content: string };
+
+    expect(parsed.content).toBe(content);
+    expect(parsed.content.length).toBe(content.length);
+  });
+
+  it.each([
+    ['a control character inside a long string', `{"text": "${prose('é')}\u0001"}`],
+    ['an unknown escape', `{"text": "${prose('é')}\\x41"}`],
+    ['a cut \\u escape', `{"text": "${prose('é')}\\u12"}`],
+    ['a \\u escape with a letter that is not hex', `{"text": "${prose('é')}\\u12G4"}`],
+    ['a trailing comma after a long string', `{"text": "${prose('é')}",}`],
+    ['an unclosed long string', `{"text": "${prose('é')}}`],
+  ])('should reject %s as JSON.parse does', (_name, text) => {
+    expect(() => JSON.parse(text)).toThrow(SyntaxError);
+    expect(() => parse(text)).toThrow(SyntaxError);
+  });
+
+  it('should keep the body in one string per long value: the text of the body is not decoded whole', () => {
+    const content = prose();
+    const bytes = Buffer.from(JSON.stringify({ messages: [{ content }] }));
+    const viaTranscode = (whole: Buffer) => transcode(whole, 'utf8', 'utf16le').toString('utf16le');
+
+    expect(parseUtf8Json(bytes, viaTranscode)).toEqual({ messages: [{ content }] });
+    expect(parseUtf8Json(bytes, wholeText)).toEqual(JSON.parse(viaTranscode(bytes)));
+    expect(wholeText).not.toHaveBeenCalled();
+  });
+
+  it('should answer as JSON.parse does for random bodies with long strings, and for each broken a byte at a time', () => {
+    const random = new SeededRandom(2911);
+    const tokens = ['"', '\\', '\\"', '\\u', ',', ':', '{', '}', '[', ']', ' ', '\n', '\u0001', 'é', '東'];
+    const longString = () =>
+      random.pick(['é—東京 ', 'Ω\n', 'a"b\\c/ ', '😀\t']).repeat(LONG_UTF8_STRING_BYTES / 4 + random.int(0, 9)) +
+      (random.int(0, 3) === 0 ? random.pick(['\\n', '\\"', '\\u0041', '\\uD83D']) : '');
+    const value = (depth: number): unknown => {
+      const roll = random.int(0, depth > 1 ? 2 : 4);
+      if (roll === 0) {
+        return random.int(0, 3) === 0 ? longString() : random.pick(['', 'short', 'a"b', 'tab\there', 'ü']);
+      }
+      if (roll === 1) {
+        return random.pick([0, -1.5, true, null]);
+      }
+      if (roll === 3) {
+        return Array.from({ length: random.int(0, 2) }, () => value(depth + 1));
+      }
+      const object: Record<string, unknown> = {};
+      for (let index = random.int(0, 2); index > 0; index--) {
+        object[random.int(0, 7) === 0 ? longString() : `k${random.int(0, 9)}`] = value(depth + 1);
+      }
+      return object;
+    };
+    const outcome = (parse: () => unknown) => {
+      try {
+        return { value: parse() };
+      } catch (error) {
+        return { error: (error as Error).name };
+      }
+    };
+
+    for (let round = 0; round < 60; round++) {
+      const text = JSON.stringify({ model: 'm', messages: [value(0), value(0)] });
+      const quotes = [...text.matchAll(/"/g)].map((match) => match.index);
+      const longEnds = quotes.filter(
+        (quote, index) => index > 0 && quote - quotes[index - 1] > LONG_UTF8_STRING_BYTES / 4,
+      );
       const at = random.pick([
         () => (longEnds.length > 0 ? random.pick(longEnds) - random.int(0, 1) : 0),
         () => random.pick(quotes) + random.int(-1, 1),

@@ -1,0 +1,248 @@
+import { randomBytes } from 'node:crypto';
+import { transcode } from 'node:buffer';
+import { BACKSLASH, COLON, QUOTE, skipSpace, stringEnd } from 'src/common/http/json-bytes';
+
+/*
+ * A prompt or an image is usually one JSON string of tens of kilobytes to megabytes. JSON.parse reads
+ * it a character at a time, after the whole body was decoded into a string of its size, then copies
+ * it onto the V8 heap again: two strings of that size a request, each in pages of V8's large-object
+ * space that are fresh every time (page faults: on some hosts most of a large prompt's cost,
+ * docs/performance.md, round nineteen). Such a string is instead cut out of the text JSON.parse
+ * reads and decoded by Node straight from the body's bytes, once:
+ * - in an ASCII body (an image's base64, English), a string without escapes is a latin1 copy, and
+ *   from OFF_HEAP_CHARS characters on Node keeps it outside the V8 heap too. V8 still counts it, as
+ *   it counts the body's buffers, towards the next full collection until one frees it (api-runtime.ts);
+ * - in a body with text outside ASCII, any long string, escapes included: its bytes are converted to
+ *   UTF-16 outside the heap (`transcode`, SIMD code), its escapes resolved there, then copied into
+ *   the one string.
+ */
+
+/** The length from which Node decodes latin1 into a string outside the V8 heap (its `EXTERN_APEX`). */
+export const OFF_HEAP_CHARS = 0xfbee9;
+/** Strings from this length on are decoded on their own; shorter ones cost JSON.parse little. */
+export const LONG_STRING_CHARS = 64 * 1024;
+/**
+ * Strings of valid UTF-8 from this many bytes on are decoded on their own. Below it, the body's text
+ * and the value are strings small enough for V8's regular pages, JSON.parse's native scan beats the
+ * unescaping here, and nothing is saved (docs/performance.md, round nineteen).
+ */
+export const LONG_UTF8_STRING_BYTES = 128 * 1024;
+/** A body with more strings than this is parsed whole: looking for long ones would cost more than it saves. */
+const MAX_SCANNED_STRINGS = 10_000;
+// What a long string is replaced by in the parsed text, numbered. Random, so that a client cannot
+// send it; and each must be found exactly once in the parsed value, or the body is parsed whole.
+const HOLE = `long-string-${randomBytes(8).toString('hex')}-`;
+// JSON forbids these in a string unescaped; JSON.parse would have rejected a long string holding one.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL_CHARACTER = /[\x00-\x1f]/;
+
+interface StringSpan {
+  /** The opening quote. */
+  start: number;
+  /** Just past the closing quote. */
+  end: number;
+}
+
+/** JSON.parse of `bytes`, which are all ASCII, with its long strings decoded on their own. */
+export function parseAsciiJson(bytes: Buffer): unknown {
+  const long = bytes.length > LONG_STRING_CHARS ? longStrings(bytes, LONG_STRING_CHARS, false) : [];
+  if (long.length > 0) {
+    const parsed = JSON.parse(holedText(bytes, long, 'latin1')) as unknown;
+    const latin1 = ({ start, end }: StringSpan) => {
+      const text = bytes.toString('latin1', start + 1, end - 1);
+      return CONTROL_CHARACTER.test(text) ? null : text;
+    };
+    if (fillHoles(parsed, long, latin1)) {
+      return parsed;
+    }
+  }
+  return JSON.parse(bytes.toString('latin1'));
+}
+
+/**
+ * JSON.parse of `bytes`, which are valid UTF-8 (checked by the caller), with its long strings decoded
+ * on their own; `decode` gives the whole text when the body is parsed whole.
+ */
+export function parseUtf8Json(bytes: Buffer, decode: (bytes: Buffer) => string): unknown {
+  const long = bytes.length > LONG_UTF8_STRING_BYTES && HAS_TRANSCODE ? longStrings(bytes, LONG_UTF8_STRING_BYTES) : [];
+  if (long.length > 0) {
+    const parsed = JSON.parse(holedText(bytes, long, 'utf8')) as unknown;
+    if (fillHoles(parsed, long, (span) => utf8StringValue(bytes, span))) {
+      return parsed;
+    }
+  }
+  return JSON.parse(decode(bytes));
+}
+
+/**
+ * The string values of `minBytes` or more (without an escape unless `escaped`), in order.
+ * The bytes are read as JSON.parse's lexer reads them: outside a string a quote opens one, inside it
+ * the next unescaped quote closes it. None when the text has too many strings or an unclosed one (it
+ * is parsed whole).
+ */
+function longStrings(bytes: Buffer, minBytes: number, escaped = true): StringSpan[] {
+  const spans: StringSpan[] = [];
+  let at = 0;
+  for (let strings = 0; strings < MAX_SCANNED_STRINGS; strings++) {
+    const start = bytes.indexOf(QUOTE, at);
+    if (start < 0) {
+      return spans;
+    }
+    const end = stringEnd(bytes, start);
+    if (end < 0) {
+      return [];
+    }
+    const isLongValue =
+      end - start - 2 >= minBytes &&
+      bytes[skipSpace(bytes, end)] !== COLON &&
+      (escaped || bytes.subarray(start + 1, end - 1).indexOf(BACKSLASH) < 0);
+    if (isLongValue) {
+      spans.push({ start, end });
+    }
+    at = end;
+  }
+  return [];
+}
+
+/** The text with each long string's characters replaced by its numbered hole. */
+function holedText(bytes: Buffer, long: StringSpan[], encoding: 'latin1' | 'utf8'): string {
+  let text = '';
+  let at = 0;
+  long.forEach((span, index) => {
+    text += bytes.toString(encoding, at, span.start + 1) + HOLE + index;
+    at = span.end - 1;
+  });
+  return text + bytes.toString(encoding, at);
+}
+
+/**
+ * Puts each long string in its hole, decoded by `decode`. False when a hole is not found exactly once
+ * (the client sent one) or `decode` finds a long string that is not JSON (null).
+ */
+function fillHoles(parsed: unknown, long: StringSpan[], decode: (span: StringSpan) => string | null): boolean {
+  const filled = new Uint8Array(long.length);
+  const fill = (hole: string): string | null => {
+    const index = Number(hole.slice(HOLE.length));
+    const span = long[index];
+    if (span === undefined || filled[index] === 1) {
+      return null;
+    }
+    filled[index] = 1;
+    return decode(span);
+  };
+  const pending: unknown[] = [parsed];
+  for (let value = pending.pop(); value !== undefined; value = pending.pop()) {
+    if (typeof value !== 'object' || value === null) {
+      continue;
+    }
+    // An array's indices, or an object's own keys (a `__proto__` one is set as JSON.parse sets it).
+    const container = value as Record<string, unknown>;
+    const keys = Array.isArray(value) ? value.keys() : Object.keys(container);
+    for (const key of keys) {
+      const child = container[key];
+      if (typeof child !== 'string') {
+        pending.push(child);
+      } else if (child.startsWith(HOLE)) {
+        const text = fill(child);
+        if (text === null) {
+          return false;
+        }
+        Object.defineProperty(container, key, { value: text });
+      }
+    }
+  }
+  return filled.every((once) => once === 1);
+}
+
+// Node built without ICU has no `transcode`; official builds and images have it.
+const HAS_TRANSCODE = typeof transcode === 'function';
+
+/**
+ * The value of the JSON string at `span` in valid UTF-8 `bytes`, as JSON.parse gives it, or null
+ * when it is not a JSON string (a control character, an unknown escape): the body is then parsed
+ * whole, and fails there. The characters are converted to UTF-16 outside the heap, unescaped in
+ * place, and copied into the one string.
+ */
+function utf8StringValue(bytes: Buffer, { start, end }: StringSpan): string | null {
+  const converted = transcode(bytes.subarray(start + 1, end - 1), 'utf8', 'utf16le');
+  // A view of 16-bit units needs an even offset; a buffer this large is never a slice of Node's pool.
+  const units =
+    converted.byteOffset % 2 === 0
+      ? new Uint16Array(converted.buffer, converted.byteOffset, converted.length / 2)
+      : new Uint16Array(Uint8Array.from(converted).buffer);
+  const length = unescapeUnits(units);
+  return length < 0 ? null : Buffer.from(units.buffer, units.byteOffset, length * 2).toString('utf16le');
+}
+
+const NOT_ESCAPABLE = -1;
+/** What each character after a backslash stands for (`\u` aside), by its code. */
+const ESCAPED = new Int32Array(128).fill(NOT_ESCAPABLE);
+for (const [letter, unit] of Object.entries({
+  '"': 0x22,
+  '\\': 0x5c,
+  '/': 0x2f,
+  b: 0x08,
+  f: 0x0c,
+  n: 0x0a,
+  r: 0x0d,
+  t: 0x09,
+})) {
+  ESCAPED[letter.charCodeAt(0)] = unit;
+}
+const U = 0x75;
+
+/**
+ * Resolves the escapes of a JSON string's characters (between its quotes) in `units`, writing its
+ * value over them from the start: the value's length in units, or -1 when the characters are not a
+ * JSON string's (a control character, an unknown or cut escape).
+ */
+export function unescapeUnits(units: Uint16Array): number {
+  let written = 0;
+  for (let read = 0; read < units.length;) {
+    const unit = units[read];
+    if (unit !== BACKSLASH && unit >= 0x20) {
+      units[written++] = unit;
+      read++;
+      continue;
+    }
+    if (unit !== BACKSLASH || read + 1 >= units.length) {
+      return NOT_ESCAPABLE;
+    }
+    const letter = units[read + 1];
+    const escaped =
+      letter === U
+        ? read + 6 <= units.length
+          ? hexUnit(units, read + 2)
+          : NOT_ESCAPABLE
+        : letter < 128
+          ? ESCAPED[letter]
+          : NOT_ESCAPABLE;
+    if (escaped === NOT_ESCAPABLE) {
+      return NOT_ESCAPABLE;
+    }
+    units[written++] = escaped;
+    read += letter === U ? 6 : 2;
+  }
+  return written;
+}
+
+/** The four hex digits at `at` as one unit, or -1. */
+function hexUnit(units: Uint16Array, at: number): number {
+  let code = 0;
+  for (let digit = at; digit < at + 4; digit++) {
+    const unit = units[digit];
+    const value =
+      unit >= 0x30 && unit <= 0x39
+        ? unit - 0x30
+        : unit >= 0x41 && unit <= 0x46
+          ? unit - 0x37
+          : unit >= 0x61 && unit <= 0x66
+            ? unit - 0x57
+            : -1;
+    if (value < 0) {
+      return NOT_ESCAPABLE;
+    }
+    code = code * 16 + value;
+  }
+  return code;
+}
