@@ -71,55 +71,16 @@ describe(parseAsciiJson.name, () => {
   });
 
   it('should answer as JSON.parse does for random bodies with long strings, and for each broken a byte at a time', () => {
-    const random = new SeededRandom(1109);
-    const tokens = ['"', '\\', '\\"', ',', ':', '{', '}', '[', ']', ' ', '\n', '\u0001', 'A', '\u00e9'];
-    const longString = () =>
-      random.pick(['AbC+/', 'x', 'data:image/png;base64,QUJD']).repeat(LONG_STRING_CHARS / 4 + random.int(0, 9)) +
-      (random.int(0, 3) === 0 ? random.pick(['\\n', '\\"', '\\u0041']) : '');
-    const value = (depth: number): unknown => {
-      const roll = random.int(0, depth > 2 ? 2 : 4);
-      if (roll === 0) {
-        return random.int(0, 2) === 0 ? longString() : random.pick(['', 'short', 'a"b', 'tab\there']);
-      }
-      if (roll === 1) {
-        return random.pick([0, -1.5, true, null]);
-      }
-      if (roll === 3) {
-        return Array.from({ length: random.int(0, 3) }, () => value(depth + 1));
-      }
-      const object: Record<string, unknown> = {};
-      for (let index = random.int(0, 3); index > 0; index--) {
-        object[random.int(0, 5) === 0 ? longString() : `k${random.int(0, 9)}`] = value(depth + 1);
-      }
-      return object;
-    };
-    const outcome = (parse: () => unknown) => {
-      try {
-        return { value: parse() };
-      } catch (error) {
-        return { error: (error as Error).name };
-      }
-    };
-
-    for (let round = 0; round < 150; round++) {
-      const text = JSON.stringify({ model: 'm', messages: [value(0), value(0)] });
-      // Break it where it matters most: inside a long string's end, at or beside a quote, or anywhere.
-      const quotes = [...text.matchAll(/"/g)].map((match) => match.index);
-      const longEnds = quotes.filter((quote, index) => index > 0 && quote - quotes[index - 1] > LONG_STRING_CHARS);
-      const at = random.pick([
-        () => (longEnds.length > 0 ? random.pick(longEnds) - random.int(0, 1) : 0),
-        () => random.pick(quotes) + random.int(-1, 1),
-        () => random.int(0, text.length),
-      ])();
-      const broken =
-        random.int(0, 2) > 0
-          ? text.slice(0, at) + random.pick(tokens) + text.slice(at)
-          : text.slice(0, at) + text.slice(at + 1);
-
-      for (const candidate of [text, broken]) {
-        expect(outcome(() => parse(candidate))).toEqual(outcome(() => JSON.parse(candidate) as unknown));
-      }
-    }
+    expectRandomBodiesReadAsJsonParseReads(parse, {
+      seed: 1109,
+      rounds: 150,
+      breakers: ['"', '\\', '\\"', ',', ':', '{', '}', '[', ']', ' ', '\n', '\u0001', 'A', '\u00e9'],
+      longFrom: LONG_STRING_CHARS,
+      longString: (random) =>
+        random.pick(['AbC+/', 'x', 'data:image/png;base64,QUJD']).repeat(LONG_STRING_CHARS / 4 + random.int(0, 9)) +
+        (random.int(0, 3) === 0 ? random.pick(['\\n', '\\"', '\\u0041']) : ''),
+      shortStrings: ['', 'short', 'a"b', 'tab\there'],
+    });
   });
 });
 
@@ -177,55 +138,81 @@ describe(parseUtf8Json.name, () => {
   });
 
   it('should answer as JSON.parse does for random bodies with long strings, and for each broken a byte at a time', () => {
-    const random = new SeededRandom(2911);
-    const tokens = ['"', '\\', '\\"', '\\u', ',', ':', '{', '}', '[', ']', ' ', '\n', '\u0001', 'é', '東'];
-    const longString = () =>
-      random.pick(['é—東京 ', 'Ω\n', 'a"b\\c/ ', '😀\t']).repeat(LONG_UTF8_STRING_BYTES / 4 + random.int(0, 9)) +
-      (random.int(0, 3) === 0 ? random.pick(['\\n', '\\"', '\\u0041', '\\uD83D']) : '');
-    const value = (depth: number): unknown => {
-      const roll = random.int(0, depth > 1 ? 2 : 4);
-      if (roll === 0) {
-        return random.int(0, 3) === 0 ? longString() : random.pick(['', 'short', 'a"b', 'tab\there', 'ü']);
-      }
-      if (roll === 1) {
-        return random.pick([0, -1.5, true, null]);
-      }
-      if (roll === 3) {
-        return Array.from({ length: random.int(0, 2) }, () => value(depth + 1));
-      }
-      const object: Record<string, unknown> = {};
-      for (let index = random.int(0, 2); index > 0; index--) {
-        object[random.int(0, 7) === 0 ? longString() : `k${random.int(0, 9)}`] = value(depth + 1);
-      }
-      return object;
-    };
-    const outcome = (parse: () => unknown) => {
-      try {
-        return { value: parse() };
-      } catch (error) {
-        return { error: (error as Error).name };
-      }
-    };
-
-    for (let round = 0; round < 60; round++) {
-      const text = JSON.stringify({ model: 'm', messages: [value(0), value(0)] });
-      const quotes = [...text.matchAll(/"/g)].map((match) => match.index);
-      const longEnds = quotes.filter(
-        (quote, index) => index > 0 && quote - quotes[index - 1] > LONG_UTF8_STRING_BYTES / 4,
-      );
-      const at = random.pick([
-        () => (longEnds.length > 0 ? random.pick(longEnds) - random.int(0, 1) : 0),
-        () => random.pick(quotes) + random.int(-1, 1),
-        () => random.int(0, text.length),
-      ])();
-      const broken =
-        random.int(0, 2) > 0
-          ? text.slice(0, at) + random.pick(tokens) + text.slice(at)
-          : text.slice(0, at) + text.slice(at + 1);
-
-      for (const candidate of [text, broken]) {
-        expect(outcome(() => parse(candidate))).toEqual(outcome(() => JSON.parse(candidate) as unknown));
-      }
-    }
+    expectRandomBodiesReadAsJsonParseReads(parse, {
+      seed: 2911,
+      rounds: 40,
+      breakers: ['"', '\\', '\\"', '\\u', ',', ':', '{', '}', '[', ']', ' ', '\n', '\u0001', 'é', '東'],
+      // Measured in characters, so the long ones of four-byte characters are the shortest in bytes.
+      longFrom: LONG_UTF8_STRING_BYTES / 4,
+      longString: (random) =>
+        random.pick(['é—東京 ', 'Ω\n', 'a"b\\c/ ', '😀\t']).repeat(LONG_UTF8_STRING_BYTES / 4 + random.int(0, 9)) +
+        (random.int(0, 3) === 0 ? random.pick(['\\n', '\\"', '\\u0041', '\\uD83D']) : ''),
+      shortStrings: ['', 'short', 'a"b', 'tab\there', 'ü'],
+      // A body broken inside a surrogate pair cannot be sent as such: its UTF-8 holds U+FFFD there.
+      asSent: (text) => Buffer.from(text, 'utf8').toString('utf8'),
+    });
   });
 });
+
+interface RandomBodies {
+  seed: number;
+  rounds: number;
+  /** What a body is broken with: inserted, or a character deleted instead. */
+  breakers: string[];
+  /** Characters between two quotes from which a string counts as long (where breaking it matters most). */
+  longFrom: number;
+  longString: (random: SeededRandom) => string;
+  shortStrings: string[];
+  /** The text the bytes `parse` reads stand for; the text itself when nothing is lost on the way. */
+  asSent?: (text: string) => string;
+}
+
+/** `parse` answers as JSON.parse for random bodies with long strings, each also broken where it matters most. */
+function expectRandomBodiesReadAsJsonParseReads(parse: (text: string) => unknown, bodies: RandomBodies): void {
+  const random = new SeededRandom(bodies.seed);
+  const value = (depth: number): unknown => {
+    const roll = random.int(0, depth > 2 ? 2 : 4);
+    if (roll === 0) {
+      return random.int(0, 2) === 0 ? bodies.longString(random) : random.pick(bodies.shortStrings);
+    }
+    if (roll === 1) {
+      return random.pick([0, -1.5, true, null]);
+    }
+    if (roll === 3) {
+      return Array.from({ length: random.int(0, 3) }, () => value(depth + 1));
+    }
+    const object: Record<string, unknown> = {};
+    for (let index = random.int(0, 3); index > 0; index--) {
+      object[random.int(0, 5) === 0 ? bodies.longString(random) : `k${random.int(0, 9)}`] = value(depth + 1);
+    }
+    return object;
+  };
+  const outcome = (read: () => unknown) => {
+    try {
+      return { value: read() };
+    } catch (error) {
+      return { error: (error as Error).name };
+    }
+  };
+
+  for (let round = 0; round < bodies.rounds; round++) {
+    const text = JSON.stringify({ model: 'm', messages: [value(0), value(0)] });
+    // Break it where it matters most: inside a long string's end, at or beside a quote, or anywhere.
+    const quotes = [...text.matchAll(/"/g)].map((match) => match.index);
+    const longEnds = quotes.filter((quote, index) => index > 0 && quote - quotes[index - 1] > bodies.longFrom);
+    const at = random.pick([
+      () => (longEnds.length > 0 ? random.pick(longEnds) - random.int(0, 1) : 0),
+      () => random.pick(quotes) + random.int(-1, 1),
+      () => random.int(0, text.length),
+    ])();
+    const broken =
+      random.int(0, 2) > 0
+        ? text.slice(0, at) + random.pick(bodies.breakers) + text.slice(at)
+        : text.slice(0, at) + text.slice(at + 1);
+
+    for (const candidate of [text, broken]) {
+      const sent = bodies.asSent?.(candidate) ?? candidate;
+      expect(outcome(() => parse(candidate))).toEqual(outcome(() => JSON.parse(sent) as unknown));
+    }
+  }
+}
