@@ -1,6 +1,6 @@
 import { errorCodes, FastifyInstance } from 'fastify';
 import { isAscii, isUtf8, transcode } from 'node:buffer';
-import { parseAsciiJson, parseUtf8Json } from 'src/common/http/long-string-json';
+import { HAS_TRANSCODE, parseAsciiJson, parseUtf8Json } from 'src/common/http/long-string-json';
 
 type Json = Record<string, unknown>;
 const hasOwn = (value: object, key: string) => Object.prototype.hasOwnProperty.call(value, key);
@@ -115,8 +115,6 @@ export function parseJsonBodies(fastify: FastifyInstance): void {
 
 /** From this size on, valid UTF-8 is decoded through UTF-16 (decodeValidUtf8). */
 export const TRANSCODED_BYTES = 2 * 1024;
-// Node built without ICU has no `transcode`; official builds and images have it.
-const HAS_TRANSCODE = typeof transcode === 'function';
 
 /**
  * The text of `bytes`, valid UTF-8. V8 decodes UTF-8 a byte at a time, twice (once to size the

@@ -27,6 +27,9 @@ export const LONG_STRING_CHARS = 64 * 1024;
  * unescaping here, and nothing is saved (docs/performance.md, round nineteen).
  */
 export const LONG_UTF8_STRING_BYTES = 128 * 1024;
+// Node built without ICU has no `transcode`; official builds and images have it.
+export const HAS_TRANSCODE = typeof transcode === 'function';
+
 /** A body with more strings than this is parsed whole: looking for long ones would cost more than it saves. */
 const MAX_SCANNED_STRINGS = 10_000;
 // What a long string is replaced by in the parsed text, numbered. Random, so that a client cannot
@@ -154,9 +157,6 @@ function fillHoles(parsed: unknown, long: StringSpan[], decode: (span: StringSpa
   return filled.every((once) => once === 1);
 }
 
-// Node built without ICU has no `transcode`; official builds and images have it.
-const HAS_TRANSCODE = typeof transcode === 'function';
-
 /**
  * The value of the JSON string at `span` in valid UTF-8 `bytes`, as JSON.parse gives it, or null
  * when it is not a JSON string (a control character, an unknown escape): the body is then parsed
@@ -196,7 +196,7 @@ const U = 0x75;
  * value over them from the start: the value's length in units, or -1 when the characters are not a
  * JSON string's (a control character, an unknown or cut escape).
  */
-export function unescapeUnits(units: Uint16Array): number {
+function unescapeUnits(units: Uint16Array): number {
   let written = 0;
   for (let read = 0; read < units.length;) {
     const unit = units[read];
