@@ -96,15 +96,28 @@ describe(parseUtf8Json.name, () => {
   it.each([
     ['a prompt with escapes', JSON.stringify({ model: 'm', messages: [{ role: 'user', content: prose() }] })],
     [
-      'every escape JSON has, four-byte characters and lone surrogates',
-      JSON.stringify({ text: prose() + '\b\f\r\u0000\u001f\uD83D\uDE00\ud800 \u00e9\uFFFF/ \uFEFF' }),
+      'every escape JSON has and four-byte characters',
+      JSON.stringify({ text: prose() + '\b\f\r\u0000\u001f\uD83D\uDE00 \u00e9\uFFFF/ \uFEFF' }),
     ],
+    ['a surrogate pair written as two escapes', `{"text": "${prose('東京')}\\ud83d\\ude00 \\uDBFF\\uDFFF"}`],
     ['escapes at both ends', `{"text": "\\n${prose('東京 — \\"q\\" \\/ \\n')}\\u0041"}`],
     ['two long strings and a short one', JSON.stringify([prose('a—'), 'é', { b: prose('ü\n') }])],
     ['a long key beside a long value', JSON.stringify({ [prose('k€')]: prose('v€') })],
   ])('should read %s as JSON.parse does, without decoding the body whole', (_name, text) => {
     expect(parse(text)).toEqual(JSON.parse(text));
     expect(wholeText).not.toHaveBeenCalled();
+  });
+
+  it.each([
+    ['a lone high surrogate', '\\ud800 x'],
+    ['a lone low surrogate', '\\udc00'],
+    ['a high surrogate before a character', '\\ud83dx'],
+    ['two high surrogates', '\\ud83d\\ud83d'],
+  ])('should read a long string holding %s (UTF-8 cannot carry it) as JSON.parse does, parsed whole', (_name, escape) => {
+    const text = `{"text": "${prose('é')}${escape}"}`;
+
+    expect(parse(text)).toEqual(JSON.parse(text));
+    expect(wholeText).toHaveBeenCalledTimes(1);
   });
 
   it('should give a long string the characters JSON.parse gives, escapes resolved', () => {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { transcode } from 'node:buffer';
-import { BACKSLASH, COLON, QUOTE, skipSpace, stringEnd } from 'src/common/http/json-bytes';
+import { BACKSLASH, COLON, hasControlByte, QUOTE, skipSpace, stringEnd } from 'src/common/http/json-bytes';
 
 /*
  * A prompt or an image is usually one JSON string of tens of kilobytes to megabytes. JSON.parse reads
@@ -12,9 +12,9 @@ import { BACKSLASH, COLON, QUOTE, skipSpace, stringEnd } from 'src/common/http/j
  * - in an ASCII body (an image's base64, English), a string without escapes is a latin1 copy, and
  *   from OFF_HEAP_CHARS characters on Node keeps it outside the V8 heap too. V8 still counts it, as
  *   it counts the body's buffers, towards the next full collection until one frees it (api-runtime.ts);
- * - in a body with text outside ASCII, any long string, escapes included: its bytes are converted to
- *   UTF-16 outside the heap (`transcode`, SIMD code), its escapes resolved there, then copied into
- *   the one string.
+ * - in a body with text outside ASCII, any long string, escapes included: its escapes are resolved
+ *   in its bytes, which are then converted to UTF-16 outside the heap (`transcode`, SIMD code) and
+ *   copied into the one string.
  */
 
 /** The length from which Node decodes latin1 into a string outside the V8 heap (its `EXTERN_APEX`). */
@@ -35,9 +35,6 @@ const MAX_SCANNED_STRINGS = 10_000;
 // What a long string is replaced by in the parsed text, numbered. Random, so that a client cannot
 // send it; and each must be found exactly once in the parsed value, or the body is parsed whole.
 const HOLE = `long-string-${randomBytes(8).toString('hex')}-`;
-// JSON forbids these in a string unescaped; JSON.parse would have rejected a long string holding one.
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL_CHARACTER = /[\x00-\x1f]/;
 
 interface StringSpan {
   /** The opening quote. */
@@ -51,10 +48,8 @@ export function parseAsciiJson(bytes: Buffer): unknown {
   const long = bytes.length > LONG_STRING_CHARS ? longStrings(bytes, LONG_STRING_CHARS, false) : [];
   if (long.length > 0) {
     const parsed = JSON.parse(holedText(bytes, long, 'latin1')) as unknown;
-    const latin1 = ({ start, end }: StringSpan) => {
-      const text = bytes.toString('latin1', start + 1, end - 1);
-      return CONTROL_CHARACTER.test(text) ? null : text;
-    };
+    const latin1 = ({ start, end }: StringSpan) =>
+      hasControlByte(bytes.subarray(start + 1, end - 1)) ? null : bytes.toString('latin1', start + 1, end - 1);
     if (fillHoles(parsed, long, latin1)) {
       return parsed;
     }
@@ -158,26 +153,26 @@ function fillHoles(parsed: unknown, long: StringSpan[], decode: (span: StringSpa
 }
 
 /**
- * The value of the JSON string at `span` in valid UTF-8 `bytes`, as JSON.parse gives it, or null
- * when it is not a JSON string (a control character, an unknown escape): the body is then parsed
- * whole, and fails there. The characters are converted to UTF-16 outside the heap, unescaped in
- * place, and copied into the one string.
+ * The value of the JSON string at `span` in valid UTF-8 `bytes`, as JSON.parse gives it, or null when
+ * it is not a JSON string (a control character, an unknown or cut escape) or holds a lone surrogate,
+ * which UTF-8 cannot carry: the body is then parsed whole, which fails or gives that value. Its escapes
+ * are resolved in the bytes (found by a native search, the text between them copied natively), the
+ * result converted to UTF-16 outside the heap (`transcode`, SIMD code) and copied into the one string.
+ * A JavaScript pass over every character cost three times as much (docs/performance.md, round twenty).
  */
 function utf8StringValue(bytes: Buffer, { start, end }: StringSpan): string | null {
-  const converted = transcode(bytes.subarray(start + 1, end - 1), 'utf8', 'utf16le');
-  // A view of 16-bit units needs an even offset; a buffer this large is never a slice of Node's pool.
-  const units =
-    converted.byteOffset % 2 === 0
-      ? new Uint16Array(converted.buffer, converted.byteOffset, converted.length / 2)
-      : new Uint16Array(Uint8Array.from(converted).buffer);
-  const length = unescapeUnits(units);
-  return length < 0 ? null : Buffer.from(units.buffer, units.byteOffset, length * 2).toString('utf16le');
+  const characters = bytes.subarray(start + 1, end - 1);
+  if (hasControlByte(characters)) {
+    return null;
+  }
+  const value = characters.indexOf(BACKSLASH) < 0 ? characters : unescapedUtf8(characters);
+  return value === null ? null : transcode(value, 'utf8', 'utf16le').toString('utf16le');
 }
 
 const NOT_ESCAPABLE = -1;
 /** What each character after a backslash stands for (`\u` aside), by its code. */
 const ESCAPED = new Int32Array(128).fill(NOT_ESCAPABLE);
-for (const [letter, unit] of Object.entries({
+for (const [letter, byte] of Object.entries({
   '"': 0x22,
   '\\': 0x5c,
   '/': 0x2f,
@@ -187,57 +182,71 @@ for (const [letter, unit] of Object.entries({
   r: 0x0d,
   t: 0x09,
 })) {
-  ESCAPED[letter.charCodeAt(0)] = unit;
+  ESCAPED[letter.charCodeAt(0)] = byte;
 }
 const U = 0x75;
+const U_ESCAPE_BYTES = 6;
 
 /**
- * Resolves the escapes of a JSON string's characters (between its quotes) in `units`, writing its
- * value over them from the start: the value's length in units, or -1 when the characters are not a
- * JSON string's (a control character, an unknown or cut escape).
+ * The UTF-8 of a JSON string's characters (between its quotes, without control characters) with its
+ * escapes resolved, or null for an unknown or cut escape or a lone surrogate. No escape is shorter
+ * than the UTF-8 it stands for, so the result fits in the characters' length.
  */
-function unescapeUnits(units: Uint16Array): number {
+function unescapedUtf8(characters: Buffer): Buffer | null {
+  const value = Buffer.allocUnsafe(characters.length);
   let written = 0;
-  for (let read = 0; read < units.length;) {
-    const unit = units[read];
-    if (unit !== BACKSLASH && unit >= 0x20) {
-      units[written++] = unit;
-      read++;
+  let read = 0;
+  for (let escape = characters.indexOf(BACKSLASH); escape >= 0; escape = characters.indexOf(BACKSLASH, read)) {
+    written += characters.copy(value, written, read, escape);
+    const letter = escape + 1 < characters.length ? characters[escape + 1] : NOT_ESCAPABLE;
+    if (letter !== U) {
+      const byte = letter >= 0 && letter < 128 ? ESCAPED[letter] : NOT_ESCAPABLE;
+      if (byte === NOT_ESCAPABLE) {
+        return null;
+      }
+      value[written++] = byte;
+      read = escape + 2;
       continue;
     }
-    if (unit !== BACKSLASH || read + 1 >= units.length) {
-      return NOT_ESCAPABLE;
+    const code = escapedCodePoint(characters, escape);
+    if (code === NOT_ESCAPABLE) {
+      return null;
     }
-    const letter = units[read + 1];
-    const escaped =
-      letter === U
-        ? read + 6 <= units.length
-          ? hexUnit(units, read + 2)
-          : NOT_ESCAPABLE
-        : letter < 128
-          ? ESCAPED[letter]
-          : NOT_ESCAPABLE;
-    if (escaped === NOT_ESCAPABLE) {
-      return NOT_ESCAPABLE;
-    }
-    units[written++] = escaped;
-    read += letter === U ? 6 : 2;
+    written += writeUtf8(value, written, code);
+    read = escape + (code > 0xffff ? 2 * U_ESCAPE_BYTES : U_ESCAPE_BYTES);
   }
-  return written;
+  written += characters.copy(value, written, read);
+  return value.subarray(0, written);
 }
 
-/** The four hex digits at `at` as one unit, or -1. */
-function hexUnit(units: Uint16Array, at: number): number {
+/** The code point of the `\u` escape at `at`, with the low half that must follow a high surrogate, or -1. */
+function escapedCodePoint(characters: Buffer, at: number): number {
+  const unit = hexUnit(characters, at);
+  if (unit < 0xd800 || unit > 0xdfff) {
+    return unit;
+  }
+  const low =
+    unit <= 0xdbff && characters[at + U_ESCAPE_BYTES] === BACKSLASH && characters[at + U_ESCAPE_BYTES + 1] === U
+      ? hexUnit(characters, at + U_ESCAPE_BYTES)
+      : NOT_ESCAPABLE;
+  return low >= 0xdc00 && low <= 0xdfff ? 0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00) : NOT_ESCAPABLE;
+}
+
+/** The four hex digits of the `\u` escape at `at` as one unit, or -1. */
+function hexUnit(characters: Buffer, at: number): number {
+  if (at + U_ESCAPE_BYTES > characters.length) {
+    return NOT_ESCAPABLE;
+  }
   let code = 0;
-  for (let digit = at; digit < at + 4; digit++) {
-    const unit = units[digit];
+  for (let digit = at + 2; digit < at + U_ESCAPE_BYTES; digit++) {
+    const byte = characters[digit];
     const value =
-      unit >= 0x30 && unit <= 0x39
-        ? unit - 0x30
-        : unit >= 0x41 && unit <= 0x46
-          ? unit - 0x37
-          : unit >= 0x61 && unit <= 0x66
-            ? unit - 0x57
+      byte >= 0x30 && byte <= 0x39
+        ? byte - 0x30
+        : byte >= 0x41 && byte <= 0x46
+          ? byte - 0x37
+          : byte >= 0x61 && byte <= 0x66
+            ? byte - 0x57
             : -1;
     if (value < 0) {
       return NOT_ESCAPABLE;
@@ -245,4 +254,28 @@ function hexUnit(units: Uint16Array, at: number): number {
     code = code * 16 + value;
   }
   return code;
+}
+
+/** Writes `code`, not a surrogate, as UTF-8 at `at`: how many bytes that took. */
+function writeUtf8(target: Buffer, at: number, code: number): number {
+  if (code < 0x80) {
+    target[at] = code;
+    return 1;
+  }
+  if (code < 0x800) {
+    target[at] = 0xc0 | (code >> 6);
+    target[at + 1] = 0x80 | (code & 0x3f);
+    return 2;
+  }
+  if (code < 0x10000) {
+    target[at] = 0xe0 | (code >> 12);
+    target[at + 1] = 0x80 | ((code >> 6) & 0x3f);
+    target[at + 2] = 0x80 | (code & 0x3f);
+    return 3;
+  }
+  target[at] = 0xf0 | (code >> 18);
+  target[at + 1] = 0x80 | ((code >> 12) & 0x3f);
+  target[at + 2] = 0x80 | ((code >> 6) & 0x3f);
+  target[at + 3] = 0x80 | (code & 0x3f);
+  return 4;
 }
