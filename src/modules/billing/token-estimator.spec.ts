@@ -173,6 +173,59 @@ describe('estimateRequest with restAsBytes', () => {
   });
 });
 
+describe("estimateRequest with the body's bytes", () => {
+  const bytesOf = (body: Record<string, unknown>) => Buffer.byteLength(JSON.stringify(body));
+  const withBytes = (body: Record<string, unknown>, restAsBytes: boolean, bodyBytes = bytesOf(body)) =>
+    estimateRequest(body, { ...options, restAsBytes, bodyBytes }).promptTokens;
+  const measured = (body: Record<string, unknown>, restAsBytes: boolean) =>
+    estimateRequest(body, { ...options, restAsBytes }).promptTokens;
+  const longText = (random: SeededRandom) =>
+    random.pick([
+      () => 'Tell me more about it, please.\n'.repeat(random.int(200, 3000)),
+      () => random.chars(random.int(2000, 30_000), 0x4e00, 0x9fff),
+      () => random.chars(random.int(2000, 10_000), 0x1f600, 0x1f64f),
+      () => `Kraków — ${'naïve café '.repeat(random.int(500, 4000))}`,
+    ])();
+
+  afterEach(() => jest.restoreAllMocks());
+
+  it("should charge a long prompt past the budgets the body's length rather than measure it", () => {
+    const prose = 'The committee reviewed the quarterly budget, and the engineers shipped their fixes. '.repeat(3000);
+    const body = { model: 'm', messages: [{ role: 'user', content: `東京 ${prose}` }] };
+    const bodyBytes = bytesOf(body);
+    const byteLength = jest.spyOn(Buffer, 'byteLength');
+
+    const promptTokens = withBytes(body, true, bodyBytes);
+
+    const measuredTexts = byteLength.mock.calls.map(([text]) => (typeof text === 'string' ? text.length : 0));
+    expect(Math.max(0, ...measuredTexts)).toBeLessThan(4096);
+    // Above measuring by the JSON around the prompt and the part counted exactly: a few KB of 270.
+    expect(promptTokens).toBeGreaterThanOrEqual(measured(body, true));
+    expect(promptTokens - measured(body, true)).toBeLessThan(4096);
+  });
+
+  it("should never hold less than when every rest is measured, and no more than the body's length above it", () => {
+    const random = new SeededRandom(20);
+    for (let round = 0; round < 30; round++) {
+      const body = {
+        model: 'm',
+        system: random.next() < 0.3 ? longText(random) : undefined,
+        messages: Array.from({ length: random.int(1, 3) }, () => ({
+          role: 'user',
+          content: random.next() < 0.5 ? longText(random) : [{ type: 'text', text: longText(random) }],
+        })),
+        tools: [randomSchema(random), { description: longText(random) }],
+      };
+      const bodyBytes = bytesOf(body);
+      for (const restAsBytes of [true, false]) {
+        const charged = withBytes(body, restAsBytes);
+        expect(charged).toBeGreaterThanOrEqual(measured(body, restAsBytes));
+        expect(charged).toBeLessThanOrEqual(measured(body, restAsBytes) + Math.ceil(bodyBytes * 1.1) + 1);
+      }
+    }
+  });
+});
+
 describe(countCompletionTokens.name, () => {
   it('should count delivered completion text', () => {
     expect(countCompletionTokens('')).toBe(0);

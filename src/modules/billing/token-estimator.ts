@@ -47,6 +47,11 @@ export interface PromptEstimateOptions {
    * RequestEstimate.rough).
    */
   restAsBytes?: boolean;
+  /**
+   * The length of the UTF-8 JSON text the body was parsed from, when it was: no more than that is
+   * charged for all the text past the budgets together (TokenBudget.textBytes).
+   */
+  bodyBytes?: number;
 }
 
 export interface RequestEstimate {
@@ -65,7 +70,7 @@ export interface RequestEstimate {
   rough: boolean;
 }
 
-type Options = Required<Omit<PromptEstimateOptions, 'restAsBytes'>>;
+type Options = Required<Omit<PromptEstimateOptions, 'restAsBytes' | 'bodyBytes'>>;
 
 /**
  * Prompt tokens of a validated request body, at least what the upstream can bill for it, plus a 10%
@@ -75,7 +80,11 @@ type Options = Required<Omit<PromptEstimateOptions, 'restAsBytes'>>;
  * Linear in the body's size: see text-tokens.ts.
  */
 export function estimateRequest(body: Json, options: PromptEstimateOptions): RequestEstimate {
-  const budget = options.restAsBytes ? { ...requestTokenBudget(), bound: 0 } : requestTokenBudget();
+  const budget: TokenBudget = {
+    ...requestTokenBudget(),
+    ...(options.restAsBytes && { bound: 0 }),
+    textBytes: options.bodyBytes,
+  };
   const resolved: Options = {
     audioReferenceTokens: options.audioReferenceTokens,
     imageFamilies: options.imageFamilies ?? ALL_IMAGE_FAMILIES,

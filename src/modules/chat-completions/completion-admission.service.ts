@@ -11,6 +11,7 @@ import { imageFamiliesOf } from 'src/modules/billing/image-families';
 import { MeteringService } from 'src/modules/billing/metering.service';
 import { CompletionMeter, HeldTokens, TokenUsage } from 'src/modules/billing/metering.types';
 import { estimateRequest } from 'src/modules/billing/token-estimator';
+import { rawJsonOf } from 'src/common/http/json-body';
 import { ChatRequest, outputTokenCap, validateChatRequest } from 'src/modules/chat-completions/chat-request.validator';
 import { RelayedPrompt } from 'src/modules/chat-completions/relayed-prompt';
 import { RequestLifetime } from 'src/modules/chat-completions/request-lifetime';
@@ -325,6 +326,7 @@ function chatHeldTokens(body: Record<string, unknown>, chat: ChatRequest, restAs
     audioReferenceTokens: chat.model.maxOutputTokens,
     imageFamilies: imageFamiliesOf(chat.model.routes),
     restAsBytes,
+    bodyBytes: rawJsonOf(body)?.bytes.length,
   });
   // Rejected prediction tokens are billed as output, on top of max_tokens, for every choice.
   const held: HeldTokens = { promptTokens, completionTokens: outputTokenCap(chat) + predictionTokens * chat.n };
