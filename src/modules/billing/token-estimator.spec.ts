@@ -160,6 +160,23 @@ describe('estimateRequest with restAsBytes', () => {
     expect(promptTokens).toBeLessThanOrEqual(Math.ceil(Buffer.byteLength(prose) * 1.1) + 10);
   });
 
+  it('should count a prompt of over 64k characters as its bytes from its start, and call it rough', () => {
+    const prose = 'The committee reviewed the quarterly budget — 東京, Kraków. '.repeat(1200);
+    const body = {
+      model: 'm',
+      messages: [
+        { role: 'user', content: prose },
+        { role: 'user', content: 'Summarise.' },
+      ],
+    };
+    const { promptTokens, rough } = quick(body);
+
+    expect(prose.length).toBeGreaterThan(64 * 1024);
+    expect(rough).toBe(true);
+    expect(promptTokens).toBeGreaterThanOrEqual(Math.floor(Buffer.byteLength(prose) * 1.1));
+    expect(promptTokens).toBeGreaterThan(estimate(body));
+  });
+
   it('should never be below the closer bound, on random schemas and prose', () => {
     const random = new SeededRandom(7);
     for (let round = 0; round < 40; round++) {

@@ -103,8 +103,8 @@ export function estimateRequest(body: Json, options: PromptEstimateOptions): Req
   return {
     promptTokens: withMargin(tokens),
     predictionTokens: predictionTokens > 0 ? withMargin(predictionTokens) : 0,
-    // Once the pieces' budget is spent the rest is bounded, here counted as bytes (text-tokens.ts).
-    rough: options.restAsBytes === true && budget.pieces <= 0,
+    // Text past the exact count is bounded, here counted as bytes (text-tokens.ts).
+    rough: options.restAsBytes === true && budget.bounded === true,
   };
 }
 
@@ -148,7 +148,12 @@ export function estimateEmbeddingTokens(inputs: readonly (string | readonly numb
 export function countCompletionTokens(text: string): number {
   // The count is capped at the output cap the hold covered anyway. It is billed, so it is counted
   // exactly further than a hold's estimate, before the bound takes over.
-  return countTextTokens(text, { ...requestTokenBudget(), pieces: 12 * 1024, merge: 4 * 1024 });
+  return countTextTokens(text, {
+    ...requestTokenBudget(),
+    pieces: 12 * 1024,
+    merge: 4 * 1024,
+    exactTextChars: undefined,
+  });
 }
 
 function messagesTokens(messages: unknown[], budget: TokenBudget, options: Options): number {
