@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { transcode } from 'node:buffer';
+import { isAscii, transcode } from 'node:buffer';
 import { BACKSLASH, COLON, hasControlByte, QUOTE, skipSpace, stringEnd } from 'src/common/http/json-bytes';
 
 /*
@@ -8,13 +8,13 @@ import { BACKSLASH, COLON, hasControlByte, QUOTE, skipSpace, stringEnd } from 's
  * it onto the V8 heap again: two strings of that size a request, each in pages of V8's large-object
  * space that are fresh every time (page faults: on some hosts most of a large prompt's cost,
  * docs/performance.md, round nineteen). Such a string is instead cut out of the text JSON.parse
- * reads and decoded by Node straight from the body's bytes, once:
- * - in an ASCII body (an image's base64, English), a string without escapes is a latin1 copy, and
- *   from OFF_HEAP_CHARS characters on Node keeps it outside the V8 heap too. V8 still counts it, as
- *   it counts the body's buffers, towards the next full collection until one frees it (api-runtime.ts);
- * - in a body with text outside ASCII, any long string, escapes included: its escapes are resolved
- *   in its bytes, which are then converted to UTF-16 outside the heap (`transcode`, SIMD code) and
- *   copied into the one string.
+ * reads and decoded by Node straight from the body's bytes, once (stringValue): its escapes resolved
+ * in the bytes, then
+ * - when what is left is ASCII (an image's base64, English), a latin1 copy; from OFF_HEAP_CHARS
+ *   characters on Node keeps it outside the V8 heap too. V8 still counts it, as it counts the body's
+ *   buffers, towards the next full collection until one frees it (api-runtime.ts);
+ * - otherwise converted to UTF-16 outside the heap (`transcode`, SIMD code) and copied into the one
+ *   string.
  */
 
 /** The length from which Node decodes latin1 into a string outside the V8 heap (its `EXTERN_APEX`). */
@@ -22,9 +22,10 @@ export const OFF_HEAP_CHARS = 0xfbee9;
 /** Strings from this length on are decoded on their own; shorter ones cost JSON.parse little. */
 export const LONG_STRING_CHARS = 64 * 1024;
 /**
- * Strings of valid UTF-8 from this many bytes on are decoded on their own. Below it, the body's text
- * and the value are strings small enough for V8's regular pages, JSON.parse's native scan beats the
- * unescaping here, and nothing is saved (docs/performance.md, round nineteen).
+ * Strings with escapes or text outside ASCII from this many bytes on are decoded on their own. Below
+ * it, the body's text and the value are strings small enough for V8's regular pages, JSON.parse's
+ * native scan beats the unescaping here, and nothing is saved (docs/performance.md, rounds nineteen
+ * and twenty).
  */
 export const LONG_UTF8_STRING_BYTES = 128 * 1024;
 // Node built without ICU has no `transcode`; official builds and images have it.
@@ -45,12 +46,10 @@ interface StringSpan {
 
 /** JSON.parse of `bytes`, which are all ASCII, with its long strings decoded on their own. */
 export function parseAsciiJson(bytes: Buffer): unknown {
-  const long = bytes.length > LONG_STRING_CHARS ? longStrings(bytes, LONG_STRING_CHARS, false) : [];
+  const long = bytes.length > LONG_STRING_CHARS ? longStrings(bytes, LONG_STRING_CHARS, LONG_UTF8_STRING_BYTES) : [];
   if (long.length > 0) {
     const parsed = JSON.parse(holedText(bytes, long, 'latin1')) as unknown;
-    const latin1 = ({ start, end }: StringSpan) =>
-      hasControlByte(bytes.subarray(start + 1, end - 1)) ? null : bytes.toString('latin1', start + 1, end - 1);
-    if (fillHoles(parsed, long, latin1)) {
+    if (fillHoles(parsed, long, (span) => stringValue(bytes, span))) {
       return parsed;
     }
   }
@@ -65,7 +64,7 @@ export function parseUtf8Json(bytes: Buffer, decode: (bytes: Buffer) => string):
   const long = bytes.length > LONG_UTF8_STRING_BYTES && HAS_TRANSCODE ? longStrings(bytes, LONG_UTF8_STRING_BYTES) : [];
   if (long.length > 0) {
     const parsed = JSON.parse(holedText(bytes, long, 'utf8')) as unknown;
-    if (fillHoles(parsed, long, (span) => utf8StringValue(bytes, span))) {
+    if (fillHoles(parsed, long, (span) => stringValue(bytes, span))) {
       return parsed;
     }
   }
@@ -73,12 +72,12 @@ export function parseUtf8Json(bytes: Buffer, decode: (bytes: Buffer) => string):
 }
 
 /**
- * The string values of `minBytes` or more (without an escape unless `escaped`), in order.
+ * The string values of `minBytes` or more, in order; those holding an escape only from `minEscapedBytes`.
  * The bytes are read as JSON.parse's lexer reads them: outside a string a quote opens one, inside it
  * the next unescaped quote closes it. None when the text has too many strings or an unclosed one (it
  * is parsed whole).
  */
-function longStrings(bytes: Buffer, minBytes: number, escaped = true): StringSpan[] {
+function longStrings(bytes: Buffer, minBytes: number, minEscapedBytes = minBytes): StringSpan[] {
   const spans: StringSpan[] = [];
   let at = 0;
   for (let strings = 0; strings < MAX_SCANNED_STRINGS; strings++) {
@@ -90,10 +89,11 @@ function longStrings(bytes: Buffer, minBytes: number, escaped = true): StringSpa
     if (end < 0) {
       return [];
     }
+    const length = end - start - 2;
     const isLongValue =
-      end - start - 2 >= minBytes &&
+      length >= minBytes &&
       bytes[skipSpace(bytes, end)] !== COLON &&
-      (escaped || bytes.subarray(start + 1, end - 1).indexOf(BACKSLASH) < 0);
+      (length >= minEscapedBytes || bytes.subarray(start + 1, end - 1).indexOf(BACKSLASH) < 0);
     if (isLongValue) {
       spans.push({ start, end });
     }
@@ -156,17 +156,22 @@ function fillHoles(parsed: unknown, long: StringSpan[], decode: (span: StringSpa
  * The value of the JSON string at `span` in valid UTF-8 `bytes`, as JSON.parse gives it, or null when
  * it is not a JSON string (a control character, an unknown or cut escape) or holds a lone surrogate,
  * which UTF-8 cannot carry: the body is then parsed whole, which fails or gives that value. Its escapes
- * are resolved in the bytes (found by a native search, the text between them copied natively), the
- * result converted to UTF-16 outside the heap (`transcode`, SIMD code) and copied into the one string.
- * A JavaScript pass over every character cost three times as much (docs/performance.md, round twenty).
+ * are resolved in the bytes (found by a native search, the text between them copied natively): a
+ * JavaScript pass over every character cost three times as much (docs/performance.md, round twenty).
  */
-function utf8StringValue(bytes: Buffer, { start, end }: StringSpan): string | null {
+function stringValue(bytes: Buffer, { start, end }: StringSpan): string | null {
   const characters = bytes.subarray(start + 1, end - 1);
   if (hasControlByte(characters)) {
     return null;
   }
   const value = characters.indexOf(BACKSLASH) < 0 ? characters : unescapedUtf8(characters);
-  return value === null ? null : transcode(value, 'utf8', 'utf16le').toString('utf16le');
+  if (value === null) {
+    return null;
+  }
+  if (isAscii(value)) {
+    return value.toString('latin1');
+  }
+  return HAS_TRANSCODE ? transcode(value, 'utf8', 'utf16le').toString('utf16le') : value.toString('utf8');
 }
 
 const NOT_ESCAPABLE = -1;
