@@ -191,6 +191,9 @@ for (const [letter, byte] of Object.entries({
 }
 const U = 0x75;
 const U_ESCAPE_BYTES = 6;
+// Text between escapes shorter than this is looked through and copied byte by byte: a native search
+// and copy cost more than that a call, and a string of nothing but escapes would pay them for each.
+const SHORT_RUN_BYTES = 32;
 
 /**
  * The UTF-8 of a JSON string's characters (between its quotes, without control characters) with its
@@ -201,8 +204,14 @@ function unescapedUtf8(characters: Buffer): Buffer | null {
   const value = Buffer.allocUnsafe(characters.length);
   let written = 0;
   let read = 0;
-  for (let escape = characters.indexOf(BACKSLASH); escape >= 0; escape = characters.indexOf(BACKSLASH, read)) {
-    written += characters.copy(value, written, read, escape);
+  for (let escape = nextBackslash(characters, 0); escape >= 0; escape = nextBackslash(characters, read)) {
+    if (escape - read < SHORT_RUN_BYTES) {
+      while (read < escape) {
+        value[written++] = characters[read++];
+      }
+    } else {
+      written += characters.copy(value, written, read, escape);
+    }
     const letter = escape + 1 < characters.length ? characters[escape + 1] : NOT_ESCAPABLE;
     if (letter !== U) {
       const byte = letter >= 0 && letter < 128 ? ESCAPED[letter] : NOT_ESCAPABLE;
@@ -222,6 +231,17 @@ function unescapedUtf8(characters: Buffer): Buffer | null {
   }
   written += characters.copy(value, written, read);
   return value.subarray(0, written);
+}
+
+/** The first backslash from `from`, or -1: looked for byte by byte nearby, natively past that. */
+function nextBackslash(characters: Buffer, from: number): number {
+  const near = Math.min(from + SHORT_RUN_BYTES, characters.length);
+  for (let at = from; at < near; at++) {
+    if (characters[at] === BACKSLASH) {
+      return at;
+    }
+  }
+  return near < characters.length ? characters.indexOf(BACKSLASH, near) : -1;
 }
 
 /** The code point of the `\u` escape at `at`, with the low half that must follow a high surrogate, or -1. */
