@@ -83,8 +83,8 @@ export function parseJsonBodies(fastify: FastifyInstance): void {
     }
     // ASCII (the usual JSON body; an image's or audio's base64 always) decodes as latin1: a copy
     // rather than a UTF-8 decode, and a string of a megabyte or more, an image's, outside the heap.
-    // In valid UTF-8 a long string (a prompt) is decoded once, straight from the bytes
-    // (long-string-json.ts; docs/performance.md, rounds ten, eleven and nineteen).
+    // In either, a long string (a prompt, an image) is decoded once, straight from the bytes
+    // (long-string-json.ts; docs/performance.md, rounds ten, eleven, nineteen and twenty).
     const ascii = isAscii(bytes);
     const utf8 = ascii || isUtf8(bytes);
     let parsed: unknown;
