@@ -18,8 +18,16 @@ const PROSE = 'The committee reviewed the quarterly budget, and the engineers sh
 );
 const messages = [{ role: 'user', content: PROSE }];
 
-/** The prompt as the first, quick hold counts it: its text past the exact budget as bytes. */
-const quickPrompt = estimateRequestTokens({ messages }, { audioReferenceTokens: 0, restAsBytes: true });
+/**
+ * The prompt as the first, quick hold counts it in a request's body: its text as bytes, no more in all
+ * than the length of the JSON text the gateway parsed.
+ */
+const quickPromptOf = (body: Record<string, unknown>) =>
+  estimateRequestTokens(body, {
+    audioReferenceTokens: 0,
+    restAsBytes: true,
+    bodyBytes: Buffer.byteLength(JSON.stringify(body)),
+  });
 /** The closer bound of the same prompt (the one-pass scan), what billing falls back to without usage. */
 const closerPrompt = estimatePromptTokens(messages);
 const holdOf = (promptTokens: number) => usageCost(prices, promptTokens, MAX_TOKENS);
@@ -57,24 +65,31 @@ describe('/v1 admission: a long prompt held at its bytes, refused only at its cl
     await gateway?.close();
   });
 
+  const bodyOf = (extra: Record<string, unknown> = {}, onModel = model) => ({
+    model: onModel,
+    messages,
+    max_tokens: MAX_TOKENS,
+    ...extra,
+  });
   const ask = (customer: Customer, extra: Record<string, unknown> = {}, onModel = model) =>
-    gateway.chat(customer.key, { model: onModel, messages, max_tokens: MAX_TOKENS, ...extra });
+    gateway.chat(customer.key, bodyOf(extra, onModel));
 
   it('should be a long prompt whose quick bound is far above its closer one', () => {
-    expect(quickPrompt).toBeGreaterThan(3 * closerPrompt);
+    expect(quickPromptOf(bodyOf())).toBeGreaterThan(3 * closerPrompt);
   });
 
   it('should hold the quick bound while the balance covers it', async () => {
     const customer = await gateway.newCustomer({ balance: '10' });
 
-    const pending = ask(customer, { mock: { latency_ms: 400 } });
+    const extra = { mock: { latency_ms: 400 } };
+    const pending = ask(customer, extra);
     const reserved = await eventually(
       () => books.reserved(customer.accountId),
       (amount) => amount > 0n,
       2_000,
       10,
     );
-    expect(reserved).toBe(holdOf(quickPrompt));
+    expect(reserved).toBe(holdOf(quickPromptOf(bodyOf(extra))));
 
     expect((await pending).status).toBe(200);
     expect(await books.waitForNoHolds(customer.accountId)).toBe(0n);
@@ -82,7 +97,7 @@ describe('/v1 admission: a long prompt held at its bytes, refused only at its cl
 
   it('should admit and bill a request whose balance covers the closer bound but not the quick one', async () => {
     const balance = holdOf(closerPrompt) + 1n;
-    expect(balance).toBeLessThan(holdOf(quickPrompt));
+    expect(balance).toBeLessThan(holdOf(quickPromptOf(bodyOf())));
     const customer = await gateway.newCustomer({ balance: formatUsd(balance) });
     const relayedBefore = gateway.mock.requests.length;
 
@@ -115,7 +130,7 @@ describe('/v1 admission: a long prompt held at its bytes, refused only at its cl
 
   it('should admit under a tokens-per-minute limit between the two bounds, counting the request once', async () => {
     const tpm = closerPrompt + MAX_TOKENS + 5;
-    expect(tpm).toBeLessThan(quickPrompt + MAX_TOKENS);
+    expect(tpm).toBeLessThan(quickPromptOf(bodyOf()) + MAX_TOKENS);
     const limited = await gateway.addModel({
       inputPrice: INPUT_PRICE,
       outputPrice: OUTPUT_PRICE,

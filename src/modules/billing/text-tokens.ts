@@ -28,10 +28,6 @@ import { boundTextTokens } from 'src/modules/billing/token-bound';
 const SEGMENT_CHARS = 256;
 // The one-pass bound's unit of work: its budget is checked between chunks.
 const BOUND_CHUNK_CHARS = 32 * 1024;
-// A hold's texts longer than this are bounded whole: counting their first few hundred pieces exactly
-// changes their hold by well under 1 %, and cost up to 0.3 ms (text outside ASCII goes through the
-// tokenizer's regex: a 256 KB prompt of prose, docs/performance.md, round twenty).
-const EXACT_TEXT_CHARS = 64 * 1024;
 // A rest past the budgets shorter than this is measured whatever is known of the texts' bytes.
 const MEASURED_REST_CHARS = 4096;
 const PRE_TOKEN = new RegExp(CL100K_TOKEN_SPLIT_REGEX.source, 'gu');
@@ -86,7 +82,6 @@ export function requestTokenBudget(scale = 1): TokenBudget {
     merge: 1024 * scale,
     bound: 512 * 1024 * scale,
     merged: new Map(),
-    exactTextChars: EXACT_TEXT_CHARS,
   };
 }
 
