@@ -77,12 +77,7 @@ export interface TokenBudget {
  * in about 15 ms), and whatever is left counts as its bytes.
  */
 export function requestTokenBudget(scale = 1): TokenBudget {
-  return {
-    pieces: 512 * scale,
-    merge: 1024 * scale,
-    bound: 512 * 1024 * scale,
-    merged: new Map(),
-  };
+  return { pieces: 512 * scale, merge: 1024 * scale, bound: 512 * 1024 * scale, merged: new Map() };
 }
 
 /**
