@@ -43,6 +43,28 @@ export default tseslint.config(
     },
   },
   {
+    // What runs for every request relayed (completions, messages, responses, embeddings) and its billing.
+    files: [
+      'src/edge-hooks.ts',
+      'src/direct-routes.ts',
+      'src/common/{errors,http,redis}/**/*.ts',
+      'src/modules/{billing,chat-completions,embeddings,messages,rate-limits,responses,text-completions}/**/*.ts',
+      'src/modules/ledger/balance-gate*.ts',
+    ],
+    ignores: ['**/*.spec.ts', '**/dto/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          // A literal that starts with a spread is a copy of it, and V8 11.3 adds to such a copy slowly.
+          selector: 'ObjectExpression > SpreadElement:first-child ~ *',
+          message:
+            'On Node 20 each property or spread after a leading spread costs about a microsecond: use withFields (src/common/with-fields.ts).',
+        },
+      ],
+    },
+  },
+  {
     files: ['test/**/*.ts', 'src/**/*.spec.ts', 'tools/**/*.spec.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-member-access': 'off',

@@ -1,3 +1,5 @@
+import { withFields } from 'src/common/with-fields';
+
 /**
  * Every error the service answers with, in SPEC 2.4's shape. Each kind fixes the HTTP status, the
  * `type` and the machine `code`; the table below is exhaustive over ErrorKind at compile time.
@@ -79,7 +81,7 @@ export class ApiError extends Error {
   ) {
     super(message);
     const base = ERROR_SHAPES[kind];
-    this.shape = code === undefined ? base : { ...base, code };
+    this.shape = code === undefined ? base : withFields(base, { code });
   }
 
   get status(): number {

@@ -1,5 +1,6 @@
 import Redis, { Cluster, RedisOptions } from 'ioredis';
 import { RedisTarget } from 'src/config/redis-config';
+import { withFields } from 'src/common/with-fields';
 
 /**
  * A connection to the gateway's Redis: one server or a Redis Cluster. Both run the same commands
@@ -21,7 +22,7 @@ export function createRedis(target: RedisTarget, options: RedisOptions = {}): Re
   return new Cluster(target.nodes, {
     lazyConnect,
     enableOfflineQueue,
-    redisOptions: { ...nodeOptions, username, password, ...(tls ? { tls: {} } : {}) },
+    redisOptions: withFields(nodeOptions, tls ? { username, password, tls: {} } : { username, password }),
     // Slots move when an operator reshards or a replica takes over: follow MOVED/ASK a few times.
     maxRedirections: 16,
   });

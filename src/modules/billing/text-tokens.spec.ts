@@ -97,10 +97,10 @@ describe(countTextTokens.name, () => {
     const random = new SeededRandom(20);
     const long = Array.from({ length: 4_000 }, () => random.pick(WORDS)).join(random.pick([' ', ', ', '\n']));
     const short = 'What is the capital of France?';
-    const budget = { ...requestTokenBudget(), exactTextChars: 16 * 1024 };
+    const budget = requestTokenBudget({ exactTextChars: 16 * 1024 });
 
     expect(long.length).toBeGreaterThan(16 * 1024);
-    expect(countTextTokens(long, budget)).toBe(countTextTokens(long, { ...requestTokenBudget(), pieces: 0 }));
+    expect(countTextTokens(long, budget)).toBe(countTextTokens(long, requestTokenBudget({ pieces: 0 })));
     expect(countTextTokens(long, requestTokenBudget())).toBeGreaterThanOrEqual(exactCount(long));
     expect(budget.bounded).toBe(true);
     expect(countTextTokens(short, budget)).toBe(exactCount(short));

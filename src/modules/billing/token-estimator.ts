@@ -87,11 +87,11 @@ type Options = Required<Omit<PromptEstimateOptions, 'restAsBytes' | 'bodyBytes'>
  * Linear in the body's size: see text-tokens.ts.
  */
 export function estimateRequest(body: Json, options: PromptEstimateOptions): RequestEstimate {
-  const budget: TokenBudget = {
-    ...requestTokenBudget(),
-    ...(options.restAsBytes && { bound: 0, exactTextChars: ROUGH_EXACT_TEXT_CHARS }),
-    textBytes: options.bodyBytes,
-  };
+  const budget = requestTokenBudget(
+    options.restAsBytes
+      ? { bound: 0, exactTextChars: ROUGH_EXACT_TEXT_CHARS, textBytes: options.bodyBytes }
+      : { textBytes: options.bodyBytes },
+  );
   const resolved: Options = {
     audioReferenceTokens: options.audioReferenceTokens,
     imageFamilies: options.imageFamilies ?? ALL_IMAGE_FAMILIES,
@@ -141,7 +141,7 @@ export function estimateEmbeddingTokens(inputs: readonly (string | readonly numb
   let bound = requestTokenBudget().bound;
   for (const input of inputs) {
     if (typeof input === 'string') {
-      const budget = { ...requestTokenBudget(), bound };
+      const budget = requestTokenBudget({ bound });
       tokens += countTextTokens(input, budget);
       bound = budget.bound;
     } else {
@@ -155,7 +155,7 @@ export function estimateEmbeddingTokens(inputs: readonly (string | readonly numb
 export function countCompletionTokens(text: string): number {
   // The count is capped at the output cap the hold covered anyway. It is billed, so it is counted
   // exactly further than a hold's estimate, before the bound takes over.
-  return countTextTokens(text, { ...requestTokenBudget(), pieces: 12 * 1024, merge: 4 * 1024 });
+  return countTextTokens(text, requestTokenBudget({ pieces: 12 * 1024, merge: 4 * 1024 }));
 }
 
 function messagesTokens(messages: unknown[], budget: TokenBudget, options: Options): number {

@@ -194,8 +194,9 @@ export class CompletionAdmission {
         throw error;
       });
     setHeaders(tokens.headers);
-    return {
-      ...validated,
+    // Not `{ ...validated, held, … }`, which costs microseconds on Node 20 (src/common/with-fields.ts);
+    // the validated view is typed by the route, which withFields's return type would not keep.
+    return Object.assign({}, validated, {
       held: counted.held,
       prompt,
       limits,
@@ -206,7 +207,7 @@ export class CompletionAdmission {
         lifetime.end();
         releaseSlot();
       },
-    };
+    });
   }
 
   /**
@@ -316,9 +317,10 @@ function heldTokens(
   bodyLater: () => Record<string, unknown>,
 ): HeldTokens {
   const quick = chatHeldTokens(body, chat, true);
-  return quick.rough
-    ? { ...quick.held, closer: lazy(() => chatHeldTokens(bodyLater(), chat, false).held) }
-    : quick.held;
+  if (quick.rough) {
+    quick.held.closer = lazy(() => chatHeldTokens(bodyLater(), chat, false).held);
+  }
+  return quick.held;
 }
 
 function chatHeldTokens(body: Record<string, unknown>, chat: ChatRequest, restAsBytes: boolean) {

@@ -8,6 +8,7 @@ import { eventData, SseEventSplitter } from 'src/modules/chat-completions/upstre
 import { UpstreamBody } from 'src/modules/chat-completions/upstream/upstream-client';
 import { CancelSignal } from 'src/common/http/cancel-signal';
 import { TurnCork } from 'src/common/http/turn-cork';
+import { withFields } from 'src/common/with-fields';
 
 export type StreamOutcome =
   /** Nothing was sent to the client and the upstream's answer was not a valid stream: try another route. */
@@ -65,12 +66,14 @@ export async function relayStream(
           return 'abnormal';
         }
         reply.hijack();
-        raw.writeHead(200, {
-          ...(reply.getHeaders() as Record<string, string>),
-          'content-type': 'text/event-stream; charset=utf-8',
-          'cache-control': 'no-cache',
-          'x-accel-buffering': 'no',
-        });
+        raw.writeHead(
+          200,
+          withFields(reply.getHeaders() as Record<string, string>, {
+            'content-type': 'text/event-stream; charset=utf-8',
+            'cache-control': 'no-cache',
+            'x-accel-buffering': 'no',
+          }),
+        );
         started = true;
         onStart?.();
       }

@@ -15,6 +15,7 @@ import { EmbeddingAdapter } from 'src/modules/embeddings/upstream/embedding-adap
 import { GeminiEmbeddingsAdapter } from 'src/modules/embeddings/upstream/gemini-embeddings.adapter';
 import { OpenAiEmbeddingsAdapter } from 'src/modules/embeddings/upstream/openai-embeddings.adapter';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
+import { withFields } from 'src/common/with-fields';
 
 type EmbeddingChannelType = 'openai' | 'gemini';
 
@@ -100,7 +101,7 @@ export class EmbeddingsService {
     });
     // OpenAI's answer always carries usage; when the upstream left it out, the client sees what it was billed.
     const usage = { prompt_tokens: billed.promptTokens, total_tokens: billed.promptTokens };
-    const list = { ...answer.list, usage: answer.usage ? answer.list.usage : usage };
+    const list = withFields(answer.list, { usage: answer.usage ? answer.list.usage : usage });
     await reply.code(200).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(list));
     return true;
   }

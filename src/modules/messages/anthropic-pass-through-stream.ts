@@ -6,6 +6,7 @@ import { usageOf as anthropicTokenUsage } from 'src/modules/chat-completions/ups
 import { DeliveredTokens } from 'src/modules/chat-completions/upstream/delivered-tokens';
 import { isRecord, StreamTranslator } from 'src/modules/chat-completions/upstream/provider-adapter';
 import { eventData } from 'src/modules/chat-completions/upstream/sse-event-splitter';
+import { withFields } from 'src/common/with-fields';
 
 type Json = Record<string, unknown>;
 
@@ -96,7 +97,7 @@ export class PassThroughStream implements StreamTranslator {
       const { output_tokens: _placeholder, ...input } = message.usage;
       Object.assign(this.reported, input);
     }
-    return frame('message_start', { ...payload, message: { ...message, model: this.modelShown } });
+    return frame('message_start', withFields(payload, { message: withFields(message, { model: this.modelShown }) }));
   }
 
   private count(usage: unknown): void {

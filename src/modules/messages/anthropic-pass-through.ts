@@ -7,6 +7,7 @@ import { usageOf as anthropicTokenUsage } from 'src/modules/chat-completions/ups
 import { isRecord } from 'src/modules/chat-completions/upstream/provider-adapter';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 import { PassThroughStream, generatedTextOf } from 'src/modules/messages/anthropic-pass-through-stream';
+import { withFields } from 'src/common/with-fields';
 
 type Json = Record<string, unknown>;
 
@@ -55,7 +56,10 @@ export function anthropicPassThrough(
   route: CatalogRoute,
   chat: ChatRequest,
 ): PassThrough {
-  const payload = { ...body, model: route.upstreamModel, max_tokens: chat.maxTokens ?? chat.model.maxOutputTokens };
+  const payload = withFields(body, {
+    model: route.upstreamModel,
+    max_tokens: chat.maxTokens ?? chat.model.maxOutputTokens,
+  });
   const requestHeaders: Record<string, string> = {
     'x-api-key': route.channel.apiKey,
     'anthropic-version': headers.version,
@@ -80,11 +84,11 @@ function passedMessage(upstream: unknown, modelShown: string): PassedAnswer | nu
   return {
     usage: anthropicTokenUsage(upstream.usage),
     deliveredTokens: () => countCompletionTokens(content.map(generatedTextOf).join('')),
-    body: (billed) => ({
-      ...upstream,
-      model: modelShown,
-      usage: isRecord(upstream.usage) ? upstream.usage : anthropicWireUsage(billed),
-    }),
+    body: (billed) =>
+      withFields(upstream, {
+        model: modelShown,
+        usage: isRecord(upstream.usage) ? upstream.usage : anthropicWireUsage(billed),
+      }),
   };
 }
 

@@ -13,6 +13,7 @@ import {
 import { anthropicHeaders } from 'src/modules/messages/anthropic-pass-through';
 import { MessagesReplyFormat } from 'src/modules/messages/messages-reply.format';
 import { messagesParam, replayedThinkingTokens, translateMessagesRequest } from 'src/modules/messages/messages-request';
+import { withFields } from 'src/common/with-fields';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -58,7 +59,7 @@ export class MessagesService {
 function holdingPassedThinking(thinkingTokens: number): RequestValidator<ChatAdmission> {
   return (body, findModel, bodyLater) => {
     const admitted = admitChatRequest(body, findModel, bodyLater);
-    return { ...admitted, held: withMorePromptTokens(admitted.held, thinkingTokens) };
+    return withFields(admitted, { held: withMorePromptTokens(admitted.held, thinkingTokens) });
   };
 }
 

@@ -1,5 +1,6 @@
 import { ApiError } from 'src/common/errors/api-error';
 import { inputToMessages } from 'src/modules/responses/responses-input';
+import { withFields } from 'src/common/with-fields';
 
 type Json = Record<string, unknown>;
 
@@ -220,7 +221,7 @@ function textOf(text: unknown): { chat: Json; echo: Json } {
     }
     chat.verbosity = text.verbosity;
   }
-  return { chat, echo: { ...text, format } };
+  return { chat, echo: withFields(text, { format }) };
 }
 
 function jsonSchemaOf(format: Json): Json {

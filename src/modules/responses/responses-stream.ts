@@ -15,6 +15,7 @@ import {
   statusOf,
 } from 'src/modules/responses/response-object';
 import { ResponseEcho } from 'src/modules/responses/responses-request';
+import { withFields } from 'src/common/with-fields';
 
 type Json = Record<string, unknown>;
 
@@ -153,15 +154,15 @@ export class ResponsesStreamWriter implements StreamWriter {
     if (part?.type !== type) {
       part = { type, text: '' };
       message.parts.push(part);
-      out += this.event('response.content_part.added', {
-        ...this.partPlace(message),
-        part: partObject({ type, text: '' }),
-      });
+      out += this.event(
+        'response.content_part.added',
+        withFields(this.partPlace(message), { part: partObject({ type, text: '' }) }),
+      );
     }
     part.text += delta;
     const name = type === 'output_text' ? 'response.output_text.delta' : 'response.refusal.delta';
-    const logprobs = type === 'output_text' ? { logprobs: [] } : {};
-    return out + this.event(name, { ...this.partPlace(message), delta, ...logprobs });
+    const fields = type === 'output_text' ? { delta, logprobs: [] } : { delta };
+    return out + this.event(name, withFields(this.partPlace(message), fields));
   }
 
   private toolCallDelta(delta: Json): string {
@@ -184,7 +185,7 @@ export class ResponsesStreamWriter implements StreamWriter {
       this.calls.set(index, call);
       out += this.event('response.output_item.added', {
         output_index: call.outputIndex,
-        item: functionCallItem(call.id, 'in_progress', { ...call, arguments: '' }),
+        item: functionCallItem(call.id, 'in_progress', withFields(call, { arguments: '' })),
       });
     }
     if (typeof fn.arguments === 'string' && fn.arguments !== '') {
@@ -232,9 +233,9 @@ export class ResponsesStreamWriter implements StreamWriter {
       const place = { item_id: item.id, output_index: item.outputIndex, content_index: index };
       out +=
         part.type === 'output_text'
-          ? this.event('response.output_text.done', { ...place, text: part.text, logprobs: [] })
-          : this.event('response.refusal.done', { ...place, refusal: part.text });
-      out += this.event('response.content_part.done', { ...place, part: partObject(part) });
+          ? this.event('response.output_text.done', withFields(place, { text: part.text, logprobs: [] }))
+          : this.event('response.refusal.done', withFields(place, { refusal: part.text }));
+      out += this.event('response.content_part.done', withFields(place, { part: partObject(part) }));
     });
     return (
       out +

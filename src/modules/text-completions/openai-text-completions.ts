@@ -2,6 +2,7 @@ import { OpenAiStreamDialect, OpenAiStreamTranslator } from 'src/modules/chat-co
 import { isRecord, UpstreamRequest } from 'src/modules/chat-completions/upstream/provider-adapter';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 import { TextCompletionRequest } from 'src/modules/text-completions/text-completion-request.validator';
+import { withFields } from 'src/common/with-fields';
 
 /**
  * OpenAI's legacy `/completions` dialect, which only OpenAI-compatible upstreams speak: the body is
@@ -14,12 +15,14 @@ export function textCompletionRequest(
   body: Record<string, unknown>,
   request: TextCompletionRequest,
 ): UpstreamRequest {
-  const upstreamBody: Record<string, unknown> = { ...body, model: route.upstreamModel, max_tokens: request.maxTokens };
+  const upstreamBody: Record<string, unknown> = withFields(body, {
+    model: route.upstreamModel,
+    max_tokens: request.maxTokens,
+  });
   if (request.stream) {
-    upstreamBody.stream_options = {
-      ...(isRecord(body.stream_options) ? body.stream_options : {}),
+    upstreamBody.stream_options = withFields(isRecord(body.stream_options) ? body.stream_options : {}, {
       include_usage: true,
-    };
+    });
   }
   return {
     path: '/completions',
@@ -60,5 +63,5 @@ export function toTextCompletion(upstream: unknown, modelId: string): Record<str
   if (!isRecord(upstream) || !Array.isArray(upstream.choices)) {
     return null;
   }
-  return { ...upstream, model: modelId };
+  return withFields(upstream, { model: modelId });
 }

@@ -1,5 +1,6 @@
 import { ApiError } from 'src/common/errors/api-error';
 import { isRecord } from 'src/modules/chat-completions/upstream/provider-adapter';
+import { withFields } from 'src/common/with-fields';
 
 /*
  * What of a chat request the Messages API can take, and how: the parameters it cannot honour (each a
@@ -177,5 +178,5 @@ export function toolChoiceOf(body: Json): Json {
   } else if (isRecord(choice) && isRecord(choice.function) && typeof choice.function.name === 'string') {
     mapped = { type: 'tool', name: choice.function.name };
   }
-  return body.parallel_tool_calls === false ? { ...mapped, disable_parallel_tool_use: true } : mapped;
+  return body.parallel_tool_calls === false ? withFields(mapped, { disable_parallel_tool_use: true }) : mapped;
 }

@@ -11,6 +11,7 @@ import {
 import { countIn, isRecord, UpstreamRequest } from 'src/modules/chat-completions/upstream/provider-adapter';
 import * as wire from 'src/modules/chat-completions/upstream/translation';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
+import { withFields } from 'src/common/with-fields';
 
 const API_VERSION = '2023-06-01';
 const FINISH_REASONS: Record<string, string> = {
@@ -148,13 +149,13 @@ function block(part: wire.Part): wire.Json {
  * content part, on a message (its last block, as LiteLLM and others take it), or on a tool.
  */
 function withCacheControl(target: wire.Json, source: { cacheControl?: wire.Json }): wire.Json {
-  return source.cacheControl ? { ...target, cache_control: source.cacheControl } : target;
+  return source.cacheControl ? withFields(target, { cache_control: source.cacheControl }) : target;
 }
 
 function markLast(blocks: wire.Json[], message: wire.Message): void {
   const cacheControl = wire.cacheControlOf(message);
   if (cacheControl && blocks.length > 0) {
-    blocks[blocks.length - 1] = { ...blocks[blocks.length - 1], cache_control: cacheControl };
+    blocks[blocks.length - 1] = withFields(blocks[blocks.length - 1], { cache_control: cacheControl });
   }
 }
 
@@ -317,7 +318,7 @@ class AnthropicStreamTranslator extends wire.TranslatingStreamTranslator {
     if (this.prompt === null || this.completionTokens === null) {
       return null;
     }
-    const usage: TokenUsage = { ...this.prompt, completionTokens: this.completionTokens };
+    const usage: TokenUsage = withFields(this.prompt, { completionTokens: this.completionTokens });
     if (this.reasoningTokens !== undefined) {
       usage.reasoningTokens = Math.min(this.reasoningTokens, this.completionTokens);
     }

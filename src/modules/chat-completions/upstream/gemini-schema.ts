@@ -1,5 +1,6 @@
 import { ApiError } from 'src/common/errors/api-error';
 import { isRecord } from 'src/modules/chat-completions/upstream/provider-adapter';
+import { withFields } from 'src/common/with-fields';
 
 type Json = Record<string, unknown>;
 
@@ -36,7 +37,7 @@ const MAX_SCHEMA_NODES = 10_000;
 
 /** A tool's JSON-schema `parameters` in the subset Gemini accepts; `param` names it in a 400. */
 export function geminiSchema(schema: Json, param: string): Json {
-  const defs = { ...asRecord(schema.definitions), ...asRecord(schema.$defs) };
+  const defs = withFields(asRecord(schema.definitions), asRecord(schema.$defs));
   const budget = { nodes: 0 };
   return clean(schema, { defs, resolving: new Set(), budget, param });
 }
@@ -91,7 +92,7 @@ function clean(input: Json, walk: Walk): Json {
 function normalized(input: Json): Json {
   let schema = { ...input };
   if (Array.isArray(schema.allOf) && schema.allOf.length === 1 && isRecord(schema.allOf[0])) {
-    schema = { ...schema.allOf[0], ...schema, allOf: undefined };
+    schema = withFields(schema.allOf[0], withFields(schema, { allOf: undefined }));
   }
   if (Array.isArray(schema.type)) {
     const types = (schema.type as unknown[]).filter((type) => type !== 'null');

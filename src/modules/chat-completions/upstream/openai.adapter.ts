@@ -16,6 +16,7 @@ import { saysAccountCannotServe } from 'src/modules/chat-completions/upstream/up
 import { eventData } from 'src/modules/chat-completions/upstream/sse-event-splitter';
 import { splicedBody } from 'src/modules/chat-completions/upstream/relayed-body';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
+import { withFields } from 'src/common/with-fields';
 
 /**
  * OpenAI-compatible upstreams speak our wire format already: the body is relayed as sent, with
@@ -25,17 +26,20 @@ export class OpenAiAdapter implements ProviderAdapter {
   buildRequest(route: CatalogRoute, body: Record<string, unknown>, chat: ChatRequest): UpstreamRequest {
     // Billing needs the upstream's exact count; the usage chunk is hidden again unless the client asked.
     const streamOptions = chat.stream
-      ? { ...(isRecord(body.stream_options) ? body.stream_options : {}), include_usage: true }
+      ? withFields(isRecord(body.stream_options) ? body.stream_options : {}, { include_usage: true })
       : null;
     const raw = rawJsonOf(body);
     // The client's own bytes when they can be relayed safely (relayed-body.ts), else a re-serialisation.
     const payload =
       (raw && splicedBody(raw, route.upstreamModel, streamOptions)) ??
-      JSON.stringify({
-        ...body,
-        model: route.upstreamModel,
-        ...(streamOptions ? { stream_options: streamOptions } : {}),
-      });
+      JSON.stringify(
+        withFields(
+          body,
+          streamOptions
+            ? { model: route.upstreamModel, stream_options: streamOptions }
+            : { model: route.upstreamModel },
+        ),
+      );
     return {
       path: '/chat/completions',
       headers: { authorization: `Bearer ${route.channel.apiKey}`, 'content-type': 'application/json' },

@@ -76,13 +76,13 @@ export function splicedBody(
   if (!model) {
     return null;
   }
-  const edits: Edit[] = [{ ...model, text: JSON.stringify(upstreamModel) }, ...numberEdits(raw.bytes, scanned)];
+  const edits: Edit[] = [replaced(model, JSON.stringify(upstreamModel)), ...numberEdits(raw.bytes, scanned)];
   if (streamOptions) {
     const value = JSON.stringify(streamOptions);
     const present = scanned.topLevel.get('stream_options');
     edits.push(
       present
-        ? { ...present, text: value }
+        ? replaced(present, value)
         : { start: scanned.close, end: scanned.close, text: `,"stream_options":${value}` },
     );
   }
@@ -98,11 +98,16 @@ function numberEdits(bytes: Buffer, scanned: ScannedObject): Edit[] {
       const written = bytes.toString('latin1', range.start, range.end);
       const canonical = JSON.stringify(Number(written));
       if (canonical !== written) {
-        edits.push({ ...range, text: canonical });
+        edits.push(replaced(range, canonical));
       }
     }
   }
   return edits;
+}
+
+/** `range` replaced by `text`. Built field by field: a literal spreading `range` cost a microsecond on Node 20. */
+function replaced(range: ValueRange, text: string): Edit {
+  return { start: range.start, end: range.end, text };
 }
 
 function applyEdits(bytes: Buffer, edits: Edit[]): RelayedBytes {

@@ -4,6 +4,7 @@ import { Dispatcher, Pool } from 'undici';
 import { CatalogChannel } from 'src/modules/models/catalog.service';
 import { CancelSignal } from 'src/common/http/cancel-signal';
 import { RelayedBytes } from 'src/modules/chat-completions/upstream/relayed-body';
+import { withFields } from 'src/common/with-fields';
 
 const POOL_CLOSE_WAIT_MS = 1_000;
 
@@ -55,7 +56,7 @@ export class UpstreamClient implements OnModuleDestroy {
         method: 'POST',
         path: basePath + path,
         // Chunks are written one by one, and undici needs their length up front to send it.
-        headers: length === null ? headers : { ...headers, 'content-length': String(length) },
+        headers: length === null ? headers : withFields(headers, { 'content-length': String(length) }),
         // An Iterable body is documented (undici's docs/api/Dispatcher.md); its type declaration omits it.
         body: body as Dispatcher.DispatchOptions['body'],
         // undici listens with addEventListener and reads `aborted` and `reason`: a CancelSignal will do.

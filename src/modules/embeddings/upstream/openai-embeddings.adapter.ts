@@ -13,6 +13,7 @@ import {
   isFloatVector,
 } from 'src/modules/embeddings/upstream/embedding-adapter';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
+import { withFields } from 'src/common/with-fields';
 
 /**
  * OpenAI-compatible upstreams speak our format: the body is relayed as sent with `model` set to the
@@ -26,7 +27,7 @@ export class OpenAiEmbeddingsAdapter implements EmbeddingAdapter {
     return {
       path: '/embeddings',
       headers: { authorization: `Bearer ${route.channel.apiKey}`, 'content-type': 'application/json' },
-      payload: JSON.stringify({ ...body, model: route.upstreamModel }),
+      payload: JSON.stringify(withFields(body, { model: route.upstreamModel })),
     };
   }
 
@@ -48,7 +49,7 @@ export class OpenAiEmbeddingsAdapter implements EmbeddingAdapter {
         return null;
       }
     }
-    const list = { ...upstream, object: 'list', data, model: request.model.id };
+    const list = withFields(upstream, { object: 'list', data, model: request.model.id });
     return { list, usage: usageOf(upstream.usage) };
   }
 

@@ -5,6 +5,7 @@ import { isIP, LookupFunction, Socket } from 'node:net';
 import { AppConfig } from 'src/config/app-config';
 import { isPrivateAddress } from 'src/modules/chat-completions/upstream/image-fetch/address-policy';
 import { CancelSignal, followedSignal } from 'src/common/http/cancel-signal';
+import { withFields } from 'src/common/with-fields';
 
 /** What the operator allows (IMAGE_FETCH_* in src/config). */
 export type ImageFetchLimits = AppConfig['imageFetch'];
@@ -134,7 +135,7 @@ function parseUrl(text: string, { limits, refuses }: OneFetch): URL {
 /** The lookup the socket connects with: every address it may use is checked first. */
 function checkedLookup(refuses: AddressRule): LookupFunction {
   return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+    dnsLookup(hostname, withFields(options, { all: true } as const), (error, addresses: LookupAddress[]) => {
       if (error) {
         return callback(error, '', 4);
       }
