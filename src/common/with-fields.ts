@@ -1,5 +1,3 @@
-const hasOwn = (value: object, key: string) => Object.prototype.hasOwnProperty.call(value, key);
-
 /**
  * `{ ...base, ...fields }`, fast on the request path. On Node 20 (V8 11.3) an object literal that starts
  * with a spread is V8's copy of that object, and each property then added to the copy, in the literal
@@ -9,7 +7,7 @@ const hasOwn = (value: object, key: string) => Object.prototype.hasOwnProperty.c
  * from an upstream's text), so such an object is still spread, as the literal would.
  */
 export function withFields<B extends object, F extends object>(base: B, fields: F): Omit<B, keyof F> & F {
-  if (hasOwn(base, '__proto__') || hasOwn(fields, '__proto__')) {
+  if (Object.hasOwn(base, '__proto__') || Object.hasOwn(fields, '__proto__')) {
     return { ...base, ...fields };
   }
   return Object.assign({}, base, fields);
