@@ -22,6 +22,8 @@ import { BillingQueue } from 'src/modules/billing/billing.queue';
 import { UsageFallbackService } from 'src/modules/billing/usage-fallback.service';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
 import { UsageRecorder } from 'src/modules/billing/usage-recorder';
+import { usagePayloadJson } from 'src/modules/billing/usage-payload-json';
+import { isoTime } from 'src/common/time/iso-time';
 import { splitUsageCost, worstCaseCost } from 'src/modules/billing/pricing';
 import { CompletionMeter, MeteredRequest, MeteredResult, TokenUsage } from 'src/modules/billing/metering.types';
 
@@ -46,7 +48,8 @@ export interface HeldCounters {
 interface MeterContext {
   request: MeteredRequest;
   hold: bigint;
-  receivedAt: Date;
+  /** When the request was admitted (epoch ms): the record's createdAt. */
+  receivedAtMs: number;
 }
 
 /**
@@ -74,7 +77,7 @@ export class MeteringService implements BeforeApplicationShutdown {
         toRedis: (payload, correction) =>
           writesNow(this.redis)
             ? this.usage
-                .recordUsage(payload.accountId, payload.requestId, JSON.stringify(payload), correction)
+                .recordUsage(payload.accountId, payload.requestId, usagePayloadJson(payload), correction)
                 // Asked once the record is in Redis, so the job never runs before the record it is for.
                 .then(() => this.queue.requestSettlement())
             : null,
@@ -132,7 +135,7 @@ export class MeteringService implements BeforeApplicationShutdown {
         `Insufficient balance: this request may cost up to $${formatUsd(hold)} and $${formatUsd(available < 0n ? 0n : available)} is available. Top up, or lower max_tokens.`,
       );
     }
-    const context: MeterContext = { request, hold, receivedAt: new Date() };
+    const context: MeterContext = { request, hold, receivedAtMs: Date.now() };
     let recorded = false;
     return {
       record: (outcome) => {
@@ -211,7 +214,7 @@ export class MeteringService implements BeforeApplicationShutdown {
       usageSource: result.usage ? 'upstream' : 'estimated',
       status: result.status,
       upstreamLatencyMs: result.upstreamLatencyMs,
-      createdAt: context.receivedAt.toISOString(),
+      createdAt: isoTime(context.receivedAtMs),
       recordedAtMs: Date.now(),
     };
     // The record leaves in this turn's write, before the answer's last bytes, which do not wait for
