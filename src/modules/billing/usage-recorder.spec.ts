@@ -124,6 +124,47 @@ describe(UsageRecorder.name, () => {
     expect(await countedSince(before)).toEqual({ retried_ok: 1 });
   });
 
+  it('should follow up only the records whose reply never came, among many Redis answered', async () => {
+    const usages = Array.from({ length: 20 }, (_, i) => settlePayload(`account-${i}`));
+    const silent = new Set([usages[3], usages[11]]);
+    // The silent ones never get the first reply; their retries are answered.
+    const firstSent = new Set<SettleCompletionPayload>();
+    sink.toRedis.mockImplementation((sent) => {
+      if (silent.has(sent) && !firstSent.has(sent)) {
+        firstSent.add(sent);
+        return never();
+      }
+      return Promise.resolve(1);
+    });
+
+    const startedAt = Date.now();
+    usages.forEach((each) => sut.record(each));
+    await followedUp();
+
+    const sends = (each: SettleCompletionPayload) => sink.toRedis.mock.calls.filter(([sent]) => sent === each).length;
+    expect(usages.map(sends)).toEqual(usages.map((each) => (silent.has(each) ? 2 : 1)));
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(TIMINGS.replyDeadlineMs);
+    expect(sink.toPostgres).not.toHaveBeenCalled();
+    expect(await countedSince(before)).toEqual({ retried_ok: 2 });
+  });
+
+  it('should ignore a first reply that comes after its deadline: the retry decides', async () => {
+    let answerLate: (value: unknown) => void = () => undefined;
+    sink.toRedis
+      .mockImplementationOnce(() => new Promise((resolve) => (answerLate = resolve)))
+      .mockImplementationOnce(refused)
+      .mockImplementationOnce(refused);
+
+    sut.record(usage);
+    await sleep(TIMINGS.replyDeadlineMs * 1.5);
+    answerLate(1);
+
+    await followedUp();
+    expect(sink.toRedis).toHaveBeenCalledTimes(TIMINGS.redisAttempts);
+    expect(sink.toPostgres).toHaveBeenCalledTimes(1);
+    expect(await countedSince(before)).toEqual({ fallback_settled: 1 });
+  });
+
   it('should keep trying Postgres and Redis while both fail, and stop at the first that takes the usage', async () => {
     sink.toRedis.mockImplementation(refused);
     sink.toPostgres.mockRejectedValueOnce(new Error('connect ECONNREFUSED 127.0.0.1:5432'));

@@ -45,6 +45,18 @@ export const RECORDING_TIMINGS: RecordingTimings = {
 /** One attempt to record a usage in Redis (UsageSink.toRedis with its correction). */
 type Send = () => Promise<unknown> | null;
 
+/** A first attempt on Redis, waiting for its reply. */
+interface AwaitedReply {
+  usage: SettleCompletionPayload;
+  send: Send;
+  sentAt: number;
+}
+
+/** How often, within a reply's deadline, the late replies are looked for: one is noticed at most a quarter late. */
+const SWEEPS_PER_DEADLINE = 4;
+/** While shutting down, how often the usages not yet durable are counted. */
+const DRAIN_POLL_MS = 5;
+
 type FailureOutcome = 'retried_ok' | 'fallback_settled' | 'fallback_failed' | 'lost';
 
 /**
@@ -56,7 +68,14 @@ type FailureOutcome = 'retried_ok' | 'fallback_settled' | 'fallback_failed' | 'l
  * or `giveUpAfterMs` passes; then the usage is logged whole (no content: ids, tokens, prices).
  */
 export class UsageRecorder {
-  /** Usages not yet durable, by the promise that follows each up. */
+  /**
+   * First attempts waiting for Redis's reply, in the order they left. Most end at the reply; their
+   * deadline is checked by one sweep for all of them rather than a timer each, which cost a
+   * completion about as much as the record's encoding (docs/performance.md, round twenty-two).
+   */
+  private readonly awaiting = new Set<AwaitedReply>();
+  private sweep: NodeJS.Timeout | null = null;
+  /** Usages whose first attempt failed, by the promise that follows each up. */
   private readonly pending = new Map<Promise<void>, SettleCompletionPayload>();
   /** Wakes the pauses under way, for a shutdown that cannot wait for them. */
   private readonly wakes = new Set<() => void>();
@@ -74,15 +93,30 @@ export class UsageRecorder {
     // Every attempt on Redis carries the correction (a usage settled in Postgres leaves the estimate counted).
     const send = () => this.sink.toRedis(usage, correction);
     const reply = send();
-    const following = this.follow(usage, reply, send);
-    this.pending.set(following, usage);
-    void following.then(() => this.pending.delete(following));
-    return reply !== null;
+    if (reply === null) {
+      this.followUp(usage, 'Redis is not connected', send);
+      return false;
+    }
+    const awaited: AwaitedReply = { usage, send, sentAt: performance.now() };
+    this.awaiting.add(awaited);
+    if (this.sweep === null) {
+      this.sweep = setInterval(() => this.sweepLate(), Math.max(1, this.timings.replyDeadlineMs / SWEEPS_PER_DEADLINE));
+      this.sweep.unref();
+    }
+    reply.then(
+      () => this.replied(awaited),
+      (error: Error) => {
+        if (this.replied(awaited)) {
+          this.followUp(usage, error.message, send);
+        }
+      },
+    );
+    return true;
   }
 
   /** Usages sent and not yet confirmed durable. */
   get inFlight(): number {
-    return this.pending.size;
+    return this.awaiting.size + this.pending.size;
   }
 
   /**
@@ -93,31 +127,54 @@ export class UsageRecorder {
     this.hurrying = true;
     this.wakes.forEach((wake) => wake());
     const deadline = performance.now() + timeoutMs;
-    while (this.pending.size > 0) {
-      if (!(await this.allDurableWithin(deadline - performance.now()))) {
-        this.stopped = true;
-        this.pending.forEach((usage) => this.lose(usage, 'the process stopped first'));
-        this.pending.clear();
+    // Shutdown only: a short poll is simpler than a signal from every way a usage can become durable.
+    while (this.inFlight > 0 && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(DRAIN_POLL_MS, deadline - performance.now())));
+    }
+    if (this.inFlight > 0) {
+      this.stopped = true;
+      this.awaiting.forEach(({ usage }) => this.lose(usage, 'the process stopped first'));
+      this.pending.forEach((usage) => this.lose(usage, 'the process stopped first'));
+      this.awaiting.clear();
+      this.pending.clear();
+    }
+  }
+
+  /** The first attempt is over (its reply, or its deadline): false when it was over already. */
+  private replied(awaited: AwaitedReply): boolean {
+    if (!this.awaiting.delete(awaited)) {
+      return false;
+    }
+    if (this.awaiting.size === 0 && this.sweep) {
+      clearInterval(this.sweep);
+      this.sweep = null;
+    }
+    return true;
+  }
+
+  /** First attempts past their deadline fail: the oldest are first in the set. */
+  private sweepLate(): void {
+    const late = performance.now() - this.timings.replyDeadlineMs;
+    for (const awaited of this.awaiting) {
+      if (awaited.sentAt > late) {
+        return;
+      }
+      if (this.replied(awaited)) {
+        this.followUp(awaited.usage, `no reply within ${this.timings.replyDeadlineMs} ms`, awaited.send);
       }
     }
   }
 
-  private async allDurableWithin(ms: number): Promise<boolean> {
-    if (ms <= 0) {
-      return false;
-    }
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-    try {
-      return await Promise.race([Promise.all(this.pending.keys()).then(() => true), late]);
-    } finally {
-      clearTimeout(timer);
-    }
+  /** A first attempt failed: more attempts on Redis, then Postgres, in the background. */
+  private followUp(usage: SettleCompletionPayload, failure: string, send: Send): void {
+    const following = this.follow(usage, failure, send);
+    this.pending.set(following, usage);
+    void following.then(() => this.pending.delete(following));
   }
 
-  private async follow(usage: SettleCompletionPayload, reply: Promise<unknown> | null, send: Send): Promise<void> {
+  private async follow(usage: SettleCompletionPayload, firstFailure: string, send: Send): Promise<void> {
     try {
-      if (!(await this.recordedInRedis(usage, reply, send))) {
+      if (!(await this.recordedInRedis(usage, firstFailure, send))) {
         await this.fallBack(usage, send);
       }
     } catch (error) {
@@ -126,19 +183,12 @@ export class UsageRecorder {
     }
   }
 
-  /** The first attempt's reply, then up to the bounded number of attempts. */
-  private async recordedInRedis(
-    usage: SettleCompletionPayload,
-    first: Promise<unknown> | null,
-    send: Send,
-  ): Promise<boolean> {
-    let reply = first;
+  /** After the first attempt's failure, up to the bounded number of attempts. */
+  private async recordedInRedis(usage: SettleCompletionPayload, firstFailure: string, send: Send): Promise<boolean> {
+    let failure: string | null = firstFailure;
     for (let attempt = 1; ; attempt++) {
-      const failure = await this.confirmation(reply);
       if (failure === null) {
-        if (attempt > 1) {
-          this.count('retried_ok');
-        }
+        this.count('retried_ok');
         return true;
       }
       if (attempt >= this.timings.redisAttempts || this.hurrying) {
@@ -149,7 +199,7 @@ export class UsageRecorder {
         return false;
       }
       await this.pause(this.timings.retryPauseMs * attempt);
-      reply = this.hurrying ? null : send();
+      failure = await this.confirmation(this.hurrying ? null : send());
     }
   }
 
