@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { OneLabelHistogram, TalliedCounter } from 'src/common/metrics/request-path-metrics';
 
 /** One registry per process; counters are plain increments, cheap enough for the hot path. */
 export const metricsRegistry = new Registry();
@@ -6,11 +7,12 @@ export const metricsRegistry = new Registry();
 collectDefaultMetrics({ register: metricsRegistry });
 
 export const metrics = {
-  completions: new Counter({
+  // Moved on every completion: tallied, and read by the registry at a scrape (request-path-metrics.ts).
+  completions: new TalliedCounter({
     name: 'gateway_completions_total',
     help: 'Chat completions answered, by model and outcome',
     labelNames: ['model', 'outcome'] as const,
-    registers: [metricsRegistry],
+    registry: metricsRegistry,
   }),
   embeddings: new Counter({
     name: 'gateway_embeddings_total',
@@ -30,11 +32,11 @@ export const metrics = {
     labelNames: ['channel', 'kind'] as const,
     registers: [metricsRegistry],
   }),
-  upstreamRequests: new Counter({
+  upstreamRequests: new TalliedCounter({
     name: 'gateway_upstream_requests_total',
     help: 'Requests sent to upstreams, by channel and outcome (ok, client_error, unreachable, timeout, capacity, auth, server_error, account, abnormal, broken, client_aborted)',
     labelNames: ['channel', 'outcome'] as const,
-    registers: [metricsRegistry],
+    registry: metricsRegistry,
   }),
   breakerState: new Gauge({
     name: 'gateway_channel_breaker_state',
@@ -42,13 +44,13 @@ export const metrics = {
     labelNames: ['channel'] as const,
     registers: [metricsRegistry],
   }),
-  upstreamLatency: new Histogram({
-    name: 'gateway_upstream_first_byte_seconds',
-    help: 'Time from sending to an upstream until its response headers',
-    labelNames: ['channel'] as const,
-    buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [metricsRegistry],
-  }),
+  upstreamLatency: new OneLabelHistogram(
+    'gateway_upstream_first_byte_seconds',
+    'Time from sending to an upstream until its response headers',
+    'channel',
+    [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    metricsRegistry,
+  ),
   usageRecordFailures: new Counter({
     name: 'gateway_usage_record_failures_total',
     help: 'Usage records Redis did not confirm at once, by what became of them: retried_ok (a retry reached Redis), fallback_settled (settled straight into Postgres), fallback_failed (a fallback attempt that failed and is retried), lost (given up and logged whole for an operator)',

@@ -120,7 +120,7 @@ export class ChatCompletionsService {
       try {
         const outcome = await this.attempt(attempt);
         if (typeof outcome === 'string') {
-          metrics.completions.inc({ model: chat.model.id, outcome });
+          metrics.completions.inc(chat.model.id, outcome);
           return outcome;
         }
         lastFailure = outcome;
@@ -132,7 +132,7 @@ export class ChatCompletionsService {
       }
     }
     const failure = lastFailure ?? { kind: 'open' as const };
-    metrics.completions.inc({ model: chat.model.id, outcome: `failed_${failure.kind}` });
+    metrics.completions.inc(chat.model.id, `failed_${failure.kind}`);
     throw this.finalError(lastFailure, routes, chat.model.id);
   }
 
@@ -152,7 +152,7 @@ export class ChatCompletionsService {
       const outcome = result.timedOut ? 'timeout' : 'unreachable';
       return this.routeFailed(route, lease, { kind: 'unreachable', breaker: true }, outcome, {}, result.detail);
     }
-    metrics.upstreamLatency.observe({ channel: route.channel.id }, (performance.now() - attempt.startedAt) / 1000);
+    metrics.upstreamLatency.observe(route.channel.id, (performance.now() - attempt.startedAt) / 1000);
     const { statusCode, headers } = result;
     if (statusCode >= 200 && statusCode < 300) {
       const status = await this.relay(attempt, result.body, headers['content-length']);
@@ -169,7 +169,7 @@ export class ChatCompletionsService {
     const details = adapter.errorDetails(await readJsonBounded(result.body, ERROR_BODY_LIMIT_BYTES));
     const refusal = upstreamRefusal(route, details, statusCode);
     if (refusal instanceof ApiError) {
-      metrics.upstreamRequests.inc({ channel: route.channel.id, outcome: 'client_error' });
+      metrics.upstreamRequests.inc(route.channel.id, 'client_error');
       throw refusal;
     }
     return this.routeFailed(route, lease, refusal, 'account', headers);
@@ -198,7 +198,7 @@ export class ChatCompletionsService {
     const status = failure.kind === 'status' ? failure.status : undefined;
     this.logger.warn({ channel: route.channel.id, kind: failure.kind, status, detail }, 'upstream route failed');
     metrics.upstreamFailures.inc({ channel: route.channel.id, kind: failure.kind });
-    metrics.upstreamRequests.inc({ channel: route.channel.id, outcome });
+    metrics.upstreamRequests.inc(route.channel.id, outcome);
     if (failure.breaker) {
       await this.breaker.failed(
         route.channel,
@@ -215,7 +215,7 @@ export class ChatCompletionsService {
 
   /** The channel answered properly (a valid answer, or a stream's first event). */
   private succeeded(attempt: Attempt): void {
-    metrics.upstreamRequests.inc({ channel: attempt.route.channel.id, outcome: 'ok' });
+    metrics.upstreamRequests.inc(attempt.route.channel.id, 'ok');
     void this.breaker.succeeded(attempt.route.channel.id, attempt.lease);
   }
 
@@ -283,7 +283,7 @@ export class ChatCompletionsService {
         // After the client's first byte: the client got an error event and is billed for what it got.
         await this.routeFailed(route, null, { kind: 'abnormal', breaker: true }, 'broken', {});
       } else if (outcome === 'client_aborted') {
-        metrics.upstreamRequests.inc({ channel: route.channel.id, outcome: 'client_aborted' });
+        metrics.upstreamRequests.inc(route.channel.id, 'client_aborted');
       }
       return outcome;
     }

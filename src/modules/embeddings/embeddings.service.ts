@@ -61,7 +61,7 @@ export class EmbeddingsService {
         lastFailure = this.routeFailed(route, { kind: 'unreachable', breaker: true }, result.detail);
         continue;
       }
-      metrics.upstreamLatency.observe({ channel: route.channel.id }, (performance.now() - startedAt) / 1000);
+      metrics.upstreamLatency.observe(route.channel.id, (performance.now() - startedAt) / 1000);
       const { statusCode } = result;
       if (statusCode >= 200 && statusCode < 300) {
         const answer = await readJsonBounded(result.body, this.config.bodyLimitBytes, result.headers['content-length']);

@@ -65,7 +65,7 @@ export class TextCompletionsService {
         lastFailure = this.routeFailed(route, { kind: 'unreachable', breaker: true }, result.detail);
         continue;
       }
-      metrics.upstreamLatency.observe({ channel: route.channel.id }, (performance.now() - startedAt) / 1000);
+      metrics.upstreamLatency.observe(route.channel.id, (performance.now() - startedAt) / 1000);
       const { statusCode } = result;
       if (statusCode >= 200 && statusCode < 300) {
         const status = await this.relay({ admitted, route, reply, startedAt }, result.body, result.headers);
