@@ -104,7 +104,11 @@ export class OpenAiStreamTranslator implements StreamTranslator {
   private retained: string[] | null = [];
   private retainedChars = 0;
   private readonly delivered = new DeliveredTokens();
-  private streamId: { id: unknown; created: unknown } | null = null;
+  /**
+   * The first data chunk, for the id and time of a usage chunk the gateway adds: read only then,
+   * which is rare (the upstream reports usage), instead of parsing every stream's first chunk.
+   */
+  private firstData: string | null = null;
 
   constructor(
     upstreamModel: string,
@@ -148,15 +152,16 @@ export class OpenAiStreamTranslator implements StreamTranslator {
         this.countRetained();
       }
     }
-    this.streamId ??= idOf(data);
+    this.firstData ??= data;
     return [forwarded];
   }
 
   usageEvent(usage: TokenUsage): string {
+    const streamId = this.firstData === null ? null : idOf(this.firstData);
     const chunk = {
-      id: this.streamId?.id,
+      id: streamId?.id,
       object: this.dialect.chunkObject,
-      created: this.streamId?.created ?? Math.floor(Date.now() / 1000),
+      created: streamId?.created ?? Math.floor(Date.now() / 1000),
       model: JSON.parse(this.modelField.slice('"model":'.length)) as string,
       choices: [],
       usage: wireUsage(usage),
