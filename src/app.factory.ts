@@ -2,13 +2,13 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import { FastifyReply, FastifyRequest } from 'fastify';
-import { randomUUID } from 'node:crypto';
 import { Logger } from 'pino';
 import { ApiModule } from 'src/api.module';
 import { ApiError } from 'src/common/errors/api-error';
 import { corsSurfaces, registerCors } from 'src/common/http/cors';
 import { SMALL_BODY_LIMIT_BYTES } from 'src/common/http/body-limits';
 import { parseJsonBodies } from 'src/common/http/json-body';
+import { newRequestId } from 'src/common/http/request-id';
 import { directHandler } from 'src/direct-routes';
 import { registerEdgeHooks } from 'src/edge-hooks';
 import { PinoNestLogger } from 'src/common/logging/logger';
@@ -31,7 +31,7 @@ export async function createApiApp(
   const adapter = new FastifyAdapter({
     // The default for routes registerEdgeHooks does not size (unknown paths); /v1 gets BODY_LIMIT_BYTES there.
     bodyLimit: SMALL_BODY_LIMIT_BYTES,
-    genReqId: () => `req_${randomUUID().replace(/-/g, '')}`,
+    genReqId: newRequestId,
     requestIdHeader: false,
     forceCloseConnections: 'idle',
     // While closing, Fastify's own 503 is not in SPEC's shape; registerEdgeHooks refuses in it instead.
