@@ -19,6 +19,19 @@ describe(OpenAiStreamTranslator.name, () => {
     expect(added.usage).toMatchObject({ prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 });
   });
 
+  it('takes the id of a first chunk too long to keep, as of a short one', () => {
+    const translator = new OpenAiStreamTranslator('upstream-model', 'our-model', true);
+    const long = 'x'.repeat(100_000);
+
+    translator.translate(
+      chunk({ id: 'chatcmpl-long', created: 1_700_000_002, choices: [{ delta: { content: long } }] }),
+    );
+    translator.translate(chunk({ id: 'chatcmpl-other', created: 1_700_000_003, choices: [] }));
+
+    const added = JSON.parse(translator.usageEvent(usage).slice('data: '.length)) as Record<string, unknown>;
+    expect(added).toMatchObject({ id: 'chatcmpl-long', created: 1_700_000_002 });
+  });
+
   it('dates the usage chunk now when the stream had no data chunk to take an id from', () => {
     const translator = new OpenAiStreamTranslator('upstream-model', 'our-model', true);
     translator.translate(': keep-alive');

@@ -87,6 +87,13 @@ const CHAT_STREAM_DIALECT: OpenAiStreamDialect = {
 };
 
 const USAGE_NULL = ',"usage":null';
+// A first chunk is a few hundred characters; one longer than this gives its id at once instead.
+const FIRST_CHUNK_KEPT_CHARS = 4096;
+
+interface StreamId {
+  id: unknown;
+  created: unknown;
+}
 // Most answers end below it, with usage, and are never parsed; a longer one costs at most this much.
 const RETAINED_CHARS = 256 * 1024;
 
@@ -105,10 +112,12 @@ export class OpenAiStreamTranslator implements StreamTranslator {
   private retainedChars = 0;
   private readonly delivered = new DeliveredTokens();
   /**
-   * The first data chunk, for the id and time of a usage chunk the gateway adds: read only then,
-   * which is rare (the upstream reports usage), instead of parsing every stream's first chunk.
+   * The id and time of the stream's first data chunk, for a usage chunk the gateway adds. Kept as the
+   * chunk's text and parsed only then, which is rare (the upstream reports usage), instead of on every
+   * stream; a chunk longer than FIRST_CHUNK_KEPT_CHARS is parsed at once, so that an upstream's huge
+   * first chunk is not held for the stream's life.
    */
-  private firstData: string | null = null;
+  private streamId: StreamId | string | null = null;
 
   constructor(
     upstreamModel: string,
@@ -152,12 +161,12 @@ export class OpenAiStreamTranslator implements StreamTranslator {
         this.countRetained();
       }
     }
-    this.firstData ??= data;
+    this.streamId ??= data.length <= FIRST_CHUNK_KEPT_CHARS ? data : idOf(data);
     return [forwarded];
   }
 
   usageEvent(usage: TokenUsage): string {
-    const streamId = this.firstData === null ? null : idOf(this.firstData);
+    const streamId = typeof this.streamId === 'string' ? idOf(this.streamId) : this.streamId;
     const chunk = {
       id: streamId?.id,
       object: this.dialect.chunkObject,
@@ -196,7 +205,7 @@ export class OpenAiStreamTranslator implements StreamTranslator {
   }
 }
 
-function idOf(data: string): { id: unknown; created: unknown } | null {
+function idOf(data: string): StreamId | null {
   try {
     const chunk: unknown = JSON.parse(data);
     return isRecord(chunk) ? { id: chunk.id, created: chunk.created } : null;
