@@ -12,12 +12,11 @@ import { Counter, Metric, Registry } from 'prom-client';
 /** A counter with two labels: increments are tallied by label values and added to prom-client's counter at a scrape. */
 export class TalliedCounter<First extends string, Second extends string> {
   private readonly tallies = new Map<string, Map<string, { count: number }>>();
-  readonly counter: Counter<First | Second>;
-
   constructor(config: { name: string; help: string; labelNames: readonly [First, Second]; registry: Registry }) {
     const [first, second] = config.labelNames;
     const tallies = this.tallies;
-    this.counter = new Counter({
+    // Registered for the scrape, which calls collect(); nothing else holds it.
+    new Counter({
       name: config.name,
       help: config.help,
       labelNames: config.labelNames,

@@ -7,11 +7,15 @@ let secondPrefix = '';
  * call, measured): the text up to the second is made once a second, the milliseconds appended.
  */
 export function isoTime(ms: number): string {
+  if (!Number.isInteger(ms)) {
+    // Date truncates a fraction: not worth a cache.
+    return new Date(ms).toISOString();
+  }
   const whole = Math.floor(ms / 1000);
-  if (whole !== second || !Number.isInteger(ms)) {
+  if (whole !== second) {
     const text = new Date(ms).toISOString();
-    if (!Number.isInteger(ms) || text.length !== 24) {
-      // A fraction is truncated by Date; out-of-range years have a longer form: neither is cached.
+    if (text.length !== 24) {
+      // A year outside 0–9999 has a longer form: not cached.
       return text;
     }
     second = whole;
