@@ -74,10 +74,7 @@ export class SettlementBatchService {
     const referrers = [...referrerOf.values()].filter((id): id is string => id !== null);
     // Locks in id order, so concurrent batches can never deadlock on each other.
     const snapshots = await this.ledger.lockBalances(manager, [...new Set([...referrerOf.keys(), ...referrers])]);
-    const done = await this.repository.findSettled(
-      manager,
-      payloads.map((payload) => payload.requestId),
-    );
+    const done = await this.repository.findSettled(manager, payloads);
     const fresh = payloads.filter((payload) => !done.has(payload.requestId) && snapshots.has(payload.accountId));
     return { referrerOf, snapshots, fresh };
   }

@@ -41,11 +41,26 @@ export class SettlementRepository {
     return new Map(rows.map((row) => [row.id, row.referred_by]));
   }
 
-  /** The request ids that have a usage record already: settled before, so charged nothing again. */
-  async findSettled(manager: EntityManager, requestIds: string[]): Promise<Set<string>> {
+  /**
+   * The request ids that have a usage record already: settled before, so charged nothing again.
+   * Each usage probes the primary key (request id and arrival time, the record's `created_at`) once,
+   * in a lateral subquery the planner cannot turn into a join over the partition, so the plan does
+   * not depend on the table's statistics. As `request_id = ANY(...)` it was planned as a scan of the
+   * month's whole partition whenever they were missing (before the partition's first ANALYZE, or with
+   * autovacuum off): a cost growing with every usage settled that month, paid by every batch
+   * (docs/performance.md, round twenty-three).
+   */
+  async findSettled(
+    manager: EntityManager,
+    usages: Pick<SettleCompletionPayload, 'requestId' | 'createdAt'>[],
+  ): Promise<Set<string>> {
     const rows = await manager.query<{ request_id: string }[]>(
-      'SELECT request_id FROM usage_records WHERE request_id = ANY($1::text[])',
-      [requestIds],
+      `SELECT wanted.request_id
+       FROM unnest($1::text[], $2::timestamptz[]) AS wanted(request_id, created_at)
+       CROSS JOIN LATERAL (
+         SELECT FROM usage_records u WHERE u.request_id = wanted.request_id AND u.created_at = wanted.created_at LIMIT 1
+       ) AS found`,
+      [usages.map((usage) => usage.requestId), usages.map((usage) => usage.createdAt)],
     );
     return new Set(rows.map((row) => row.request_id));
   }
