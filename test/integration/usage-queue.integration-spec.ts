@@ -9,6 +9,12 @@ import { newTestLogger } from 'test/support/test-service';
 /** Holds made outside a request: through a key without a spend limit. */
 const NO_LIMIT = { id: '00000000-0000-4000-8000-000000000000', spendLimit: null };
 
+/**
+ * A claim reaches every account's usage in the run's Redis, other suites' too: a short lease gives
+ * theirs back to their workers soon, where settlement's 60 s would hold their settlement up.
+ */
+const LEASE_MS = 3_000;
+
 describe(UsageQueueService.name, () => {
   let redis: RedisClient;
   let gate: BalanceGateService;
@@ -46,7 +52,7 @@ describe(UsageQueueService.name, () => {
 
     await expect(sut.release(accountId, requestId)).resolves.toBe(false);
     expect(await gate.reserved(accountId)).toBe(300n);
-    expect(await sut.claimUsage(500, 60_000)).toContain('{"usage":1}');
+    expect(await sut.claimUsage(500, LEASE_MS)).toContain('{"usage":1}');
     expect(await sut.isClaimed(accountId, requestId)).toBe(true);
 
     await sut.releaseMany([{ accountId, requestId, snapshot: { balance: 700n, version: 2n } }]);
@@ -64,9 +70,9 @@ describe(UsageQueueService.name, () => {
   it('should give a failed claim back after a backoff, sooner than its lease', async () => {
     const { accountId, requestId } = await held(1_000n, 1n);
     await sut.recordUsage(accountId, requestId, `{"id":"${requestId}"}`);
-    expect(await sut.claimUsage(500, 60_000)).toContain(`{"id":"${requestId}"}`);
+    expect(await sut.claimUsage(500, LEASE_MS)).toContain(`{"id":"${requestId}"}`);
 
-    const delay = await sut.retryLater([{ accountId, requestId }], 60_000);
+    const delay = await sut.retryLater([{ accountId, requestId }], LEASE_MS);
 
     // 0.5 s for a first failure, jittered down to half of it.
     expect(delay).toBeGreaterThanOrEqual(250);
