@@ -67,6 +67,39 @@ describe(UsageQueueService.name, () => {
     });
   });
 
+  it("should close a batch's settled holds account by account, more than one script's worth, and push each balance", async () => {
+    const accounts: string[] = [randomUUID(), randomUUID()];
+    const settled: { accountId: string; requestId: string }[] = [];
+    for (const [index, accountId] of accounts.entries()) {
+      await gate.sync(accountId, { balance: 10_000n, version: 1n });
+      // 150 holds of the first account: two scripts' worth (RELEASED_AT_ONCE).
+      for (let hold = 0; hold < (index === 0 ? 150 : 2); hold++) {
+        const requestId = `req_${randomUUID()}`;
+        expect(await gate.hold(accountId, requestId, 10n, NO_LIMIT)).toEqual({ outcome: 'held' });
+        await sut.recordUsage(accountId, requestId, `{"id":"${requestId}"}`);
+        settled.push({ accountId, requestId });
+      }
+    }
+    const snapshots = new Map([
+      [accounts[0], { balance: 8_500n, version: 151n }],
+      [accounts[1], { balance: 9_980n, version: 3n }],
+    ]);
+
+    await sut.releaseMany(settled.map((hold) => ({ ...hold, snapshot: snapshots.get(hold.accountId) })));
+
+    for (const { accountId, requestId } of settled) {
+      expect(await sut.recordedUsage(accountId, requestId)).toBeNull();
+    }
+    for (const accountId of accounts) {
+      expect(await gate.reserved(accountId)).toBe(0n);
+      const { balance } = snapshots.get(accountId)!;
+      expect(await gate.hold(accountId, `req_${randomUUID()}`, balance + 1n, NO_LIMIT)).toEqual({
+        outcome: 'insufficient',
+        available: balance,
+      });
+    }
+  });
+
   it('should give a failed claim back after a backoff, sooner than its lease', async () => {
     const { accountId, requestId } = await held(1_000n, 1n);
     await sut.recordUsage(accountId, requestId, `{"id":"${requestId}"}`);

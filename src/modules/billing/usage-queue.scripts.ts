@@ -4,26 +4,32 @@ import { CLOSE_HOLD, REDIS_NOW_MS, SYNC_KEY_SPENT, SYNC_SNAPSHOT } from 'src/mod
 // The Lua scripts behind UsageQueueService. Each runs atomically on Redis, in one round trip, on
 // one account's keys (usage-queue.keys.ts and balance-gate.keys.ts), all in the account's slot.
 
-// Closes a hold and the usage recorded for it together. KEYS: the hold's keys (holdKeys: snapshot,
-// holds, opened, epoch, keySpend), then the usage hash, its due index and the attempts. ARGV:
-// request id, settled balance and version ('' for none), unused-only flag, a new epoch id, key id
-// and its settled spent ('' for none).
-// Settlement's release (ARGV[4] = '0') closes both and pushes the settled balance. Giving an unused
-// hold back (ARGV[4] = '1') refuses once usage is recorded for it: that hold is settlement's, even
-// if the request failed after a recording whose reply was lost. Settlement also pushes the key's
-// settled spent, after the hold left its 'reserved', in the same step: the key's limit never sees
-// the charge twice or not at all.
-export const RELEASE_SCRIPT = `${SYNC_SNAPSHOT}
+// Gives an unused hold back (a request that failed before any token was delivered; idempotent). It
+// is refused once usage is recorded for the hold: that hold is settlement's, even if the request failed
+// after a recording whose reply was lost. KEYS: the hold's keys (holdKeys: snapshot, holds, opened,
+// epoch, keySpend), then the usage hash. ARGV: request id. Returns 1 if the hold was open.
+export const RELEASE_UNUSED_SCRIPT = `${CLOSE_HOLD}
+if redis.call('HEXISTS', KEYS[6], ARGV[1]) == 1 then return 0 end
+return closeHold(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[1])`;
+
+// Closes settled holds of one account and the usage recorded for them together, then pushes the
+// account's settled balance and its keys' settled spent, once for all of them: the keys' spent after
+// the holds left their 'reserved', in the same step, so a key's limit never sees a charge twice or not
+// at all. One script for a batch's holds of one account, not one per hold: each call costs Redis more
+// than the few commands it runs. KEYS: the hold's keys (holdKeys), then the usage hash, its due index
+// and the attempts. ARGV: settled balance and version ('' for none), a new epoch id, the number of
+// keys with a settled spent, each such key's id and spent, then the request ids.
+export const RELEASE_SETTLED_SCRIPT = `${SYNC_SNAPSHOT}
 ${SYNC_KEY_SPENT}
 ${CLOSE_HOLD}
-if ARGV[4] == '1' and redis.call('HEXISTS', KEYS[6], ARGV[1]) == 1 then return 0 end
-local closed = closeHold(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[1])
-redis.call('HDEL', KEYS[6], ARGV[1])
-redis.call('ZREM', KEYS[7], ARGV[1])
-redis.call('HDEL', KEYS[8], ARGV[1])
-if ARGV[2] ~= '' then sync(KEYS[1], KEYS[4], ARGV[2], ARGV[3], ARGV[5]) end
-if ARGV[7] ~= '' then syncKeySpent(KEYS[5], ARGV[6], KEYS[4], ARGV[7], ARGV[5]) end
-return closed`;
+local first = 5 + 2 * tonumber(ARGV[4])
+for i = first, #ARGV do closeHold(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[i]) end
+redis.call('HDEL', KEYS[6], unpack(ARGV, first))
+redis.call('ZREM', KEYS[7], unpack(ARGV, first))
+redis.call('HDEL', KEYS[8], unpack(ARGV, first))
+if ARGV[1] ~= '' then sync(KEYS[1], KEYS[4], ARGV[1], ARGV[2], ARGV[3]) end
+for i = 5, first - 1, 2 do syncKeySpent(KEYS[5], ARGV[i], KEYS[4], ARGV[i + 1], ARGV[3]) end
+return 1`;
 
 // Claimable at once. NX: a recording replayed after a reconnect must not cut a worker's lease short.
 // The request's token windows are corrected to its real usage in the same step, once: only by the

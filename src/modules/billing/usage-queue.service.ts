@@ -12,7 +12,8 @@ import {
   BACKLOG_SCRIPT,
   CLAIM_SCRIPT,
   RECORD_SCRIPT,
-  RELEASE_SCRIPT,
+  RELEASE_SETTLED_SCRIPT,
+  RELEASE_UNUSED_SCRIPT,
   RETRY_LATER_SCRIPT,
 } from 'src/modules/billing/usage-queue.scripts';
 import { balanceKeys } from 'src/modules/ledger/balance-gate.keys';
@@ -29,6 +30,8 @@ const RETRY_FAST_ATTEMPTS = 24;
 const MAX_UNLISTED = 10_000;
 /** Accounts claimed from (or read for the metrics) at once; each is one script in its own slot. */
 const ACCOUNTS_AT_ONCE = 16;
+/** Settled holds one script closes at most: bounds how long one call keeps Redis from its other clients. */
+const RELEASED_AT_ONCE = 100;
 
 export interface RetriedUsage {
   accountId: string;
@@ -58,7 +61,8 @@ export class UsageQueueService {
   private readonly recordScript: EncodedScript;
 
   constructor(@Inject(REDIS) private readonly redis: RedisClient) {
-    this.redis.defineCommand('gatewayRelease', { numberOfKeys: 8, lua: RELEASE_SCRIPT });
+    this.redis.defineCommand('gatewayReleaseUnused', { numberOfKeys: 6, lua: RELEASE_UNUSED_SCRIPT });
+    this.redis.defineCommand('gatewayReleaseSettled', { numberOfKeys: 8, lua: RELEASE_SETTLED_SCRIPT });
     // No fixed key count: the token windows corrected with a record vary.
     this.recordScript = EncodedScript.define(this.redis, 'gatewayRecordUsage', RECORD_SCRIPT);
     this.redis.defineCommand('gatewayClaimUsage', { numberOfKeys: 3, lua: CLAIM_SCRIPT });
@@ -230,25 +234,25 @@ export class UsageQueueService {
    * for it: then settlement closes it.
    */
   async release(accountId: string, requestId: string): Promise<boolean> {
+    const { usage } = usageKeys(accountId);
     const released = await runScript<number>(
       this.redis,
-      'gatewayRelease',
-      ...releaseArgs(accountId, requestId, undefined, true),
+      'gatewayReleaseUnused',
+      ...holdKeys(accountId),
+      usage,
+      requestId,
     );
     return released === 1;
   }
 
   /**
    * Closes settled holds and their recorded usage, pushing each account's new balance and each
-   * key's settled spent: one script per hold (each in its account's slot), sent together.
+   * key's settled spent: one script per account (and per RELEASED_AT_ONCE of its holds), each in its
+   * account's slot, sent together.
    */
   async releaseMany(items: SettledHold[]): Promise<void> {
     const results = await inOneWrite(this.redis, () =>
-      Promise.allSettled(
-        items.map(({ accountId, requestId, snapshot, keySpent }) =>
-          runScript(this.redis, 'gatewayRelease', ...releaseArgs(accountId, requestId, snapshot, false, keySpent)),
-        ),
-      ),
+      Promise.allSettled(settledReleases(items).map((args) => runScript(this.redis, 'gatewayReleaseSettled', ...args))),
     );
     const failed = results.find((result) => result.status === 'rejected');
     if (failed) {
@@ -270,26 +274,48 @@ export interface SettledHold {
   keySpent?: { keyId: string; spent: bigint };
 }
 
-/** Keys and arguments of RELEASE_SCRIPT for one hold. */
-function releaseArgs(
-  accountId: string,
-  requestId: string,
-  snapshot?: BalanceSnapshot,
-  unusedOnly = false,
-  keySpent?: SettledHold['keySpent'],
-): string[] {
-  const { usage, due, attempts } = usageKeys(accountId);
-  return [
-    ...holdKeys(accountId),
-    usage,
-    due,
-    attempts,
-    requestId,
-    snapshot?.balance.toString() ?? '',
-    snapshot?.version.toString() ?? '',
-    unusedOnly ? '1' : '0',
-    snapshot || keySpent ? randomUUID() : '',
-    keySpent?.keyId ?? '',
-    keySpent?.spent.toString() ?? '',
-  ];
+/**
+ * RELEASE_SETTLED_SCRIPT's keys and arguments: one call per account and per RELEASED_AT_ONCE of its
+ * holds. A balance or a key's spent only moves forward (a push applies when its version, or the spent,
+ * is higher), so pushing an account's newest once does what pushing each hold's would.
+ */
+function settledReleases(items: SettledHold[]): string[][] {
+  const byAccount = new Map<string, SettledHold[]>();
+  for (const item of items) {
+    const holds = byAccount.get(item.accountId);
+    if (holds) {
+      holds.push(item);
+    } else {
+      byAccount.set(item.accountId, [item]);
+    }
+  }
+  const calls: string[][] = [];
+  for (const [accountId, holds] of byAccount) {
+    let snapshot: BalanceSnapshot | undefined;
+    const spent = new Map<string, bigint>();
+    for (const hold of holds) {
+      if (hold.snapshot && (!snapshot || hold.snapshot.version > snapshot.version)) {
+        snapshot = hold.snapshot;
+      }
+      if (hold.keySpent && hold.keySpent.spent > (spent.get(hold.keySpent.keyId) ?? -1n)) {
+        spent.set(hold.keySpent.keyId, hold.keySpent.spent);
+      }
+    }
+    const { usage, due, attempts } = usageKeys(accountId);
+    const head = [
+      ...holdKeys(accountId),
+      usage,
+      due,
+      attempts,
+      snapshot?.balance.toString() ?? '',
+      snapshot?.version.toString() ?? '',
+      snapshot || spent.size > 0 ? randomUUID() : '',
+      String(spent.size),
+      ...[...spent].flatMap(([keyId, keySpent]) => [keyId, keySpent.toString()]),
+    ];
+    for (let start = 0; start < holds.length; start += RELEASED_AT_ONCE) {
+      calls.push([...head, ...holds.slice(start, start + RELEASED_AT_ONCE).map((hold) => hold.requestId)]);
+    }
+  }
+  return calls;
 }
