@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Logger } from 'pino';
+import { groupBy } from 'src/common/collections/group-by';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { LOGGER } from 'src/common/logging/logger';
 import { workerMetrics } from 'src/common/metrics/worker-metrics';
@@ -99,7 +100,7 @@ export class SettlementService {
       this.logger.error({ err: reason, reqId: payloads[0].requestId }, 'settlement failed');
       return { settled: [], failed: requestIds, unavailable: [] };
     }
-    const accounts = groupByAccount(payloads);
+    const accounts = [...groupBy(payloads, (payload) => payload.accountId).values()];
     if (accounts.length > 1) {
       this.logger.warn({ err: reason, size: payloads.length }, 'batch settlement failed; settling account by account');
       const reports: SettlementReport[] = [];
@@ -185,19 +186,6 @@ export function reportSettlement(logger: Logger, result: SettlementResult): void
 export function spentOf(keySpent: Map<string, bigint>, keyId: string): { keyId: string; spent: bigint } | undefined {
   const spent = keySpent.get(keyId);
   return spent === undefined ? undefined : { keyId, spent };
-}
-
-function groupByAccount(payloads: SettleCompletionPayload[]): SettleCompletionPayload[][] {
-  const groups = new Map<string, SettleCompletionPayload[]>();
-  for (const payload of payloads) {
-    const group = groups.get(payload.accountId);
-    if (group) {
-      group.push(payload);
-    } else {
-      groups.set(payload.accountId, [payload]);
-    }
-  }
-  return [...groups.values()];
 }
 
 function merge(reports: SettlementReport[]): SettlementReport {

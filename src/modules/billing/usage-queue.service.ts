@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { groupBy } from 'src/common/collections/group-by';
 import { AccountRegistry, Listed } from 'src/common/redis/account-registry';
 import { inOneWrite } from 'src/common/redis/one-write';
 import { RedisClient } from 'src/common/redis/redis-client';
@@ -280,17 +281,8 @@ export interface SettledHold {
  * is higher), so pushing an account's newest once does what pushing each hold's would.
  */
 function settledReleases(items: SettledHold[]): string[][] {
-  const byAccount = new Map<string, SettledHold[]>();
-  for (const item of items) {
-    const holds = byAccount.get(item.accountId);
-    if (holds) {
-      holds.push(item);
-    } else {
-      byAccount.set(item.accountId, [item]);
-    }
-  }
   const calls: string[][] = [];
-  for (const [accountId, holds] of byAccount) {
+  for (const [accountId, holds] of groupBy(items, (item) => item.accountId)) {
     let snapshot: BalanceSnapshot | undefined;
     const spent = new Map<string, bigint>();
     for (const hold of holds) {
