@@ -188,6 +188,40 @@ describe(parseUtf8Json.name, () => {
     expect(() => parse(text)).toThrow(SyntaxError);
   });
 
+  it('should give a long string whose surrogate pairs straddle every piece it is decoded in', () => {
+    // Each pair starts at an odd code unit: any even cut of the UTF-16 falls inside one.
+    const content = `a${'😀'.repeat(LONG_UTF8_STRING_BYTES / 2)}`;
+    const parsed = parse(JSON.stringify({ content })) as { content: string };
+
+    expect(parsed.content).toBe(content);
+    expect(parsed.content.codePointAt(parsed.content.length - 2)).toBe(0x1f600);
+  });
+
+  it("should keep long prompts out of V8's large-object pages", () => {
+    const prompts = ['Ωραία — 東京 😀 prose ', 'plain English prose, quoted "so" '];
+    const bodies = Array.from({ length: 20 }, (_, index) =>
+      Buffer.from(JSON.stringify({ messages: [{ content: prose(prompts[index % 2]).repeat(2) + index }] })),
+    );
+    // Young large objects have a space of their own until a scavenge moves them to the old one.
+    const largeObjects = () =>
+      getHeapSpaceStatistics()
+        .filter((space) => space.space_name.endsWith('large_object_space'))
+        .reduce((sum, space) => sum + space.space_used_size, 0);
+
+    // Read around each parse: a collection between two parses may free earlier large objects.
+    const parses = bodies.map((bytes) => {
+      const before = largeObjects();
+      const parsed = parseUtf8Json(bytes, wholeText);
+      return { parsed, grown: largeObjects() - before };
+    });
+
+    // One string a prompt would be a large object of 256-512 KB each time.
+    expect(parses.filter(({ grown }) => grown >= 128 * 1024)).toEqual([]);
+    expect(parses.map(({ parsed }) => parsed)).toEqual(
+      bodies.map((bytes) => JSON.parse(bytes.toString('utf8')) as unknown),
+    );
+  });
+
   it('should keep the body in one string per long value: the text of the body is not decoded whole', () => {
     const content = prose();
     const bytes = Buffer.from(JSON.stringify({ messages: [{ content }] }));

@@ -169,9 +169,34 @@ function stringValue(bytes: Buffer, { start, end }: StringSpan): string | null {
     return null;
   }
   if (isAscii(value)) {
-    return value.toString('latin1');
+    return ropeOf(value, 'latin1');
   }
-  return HAS_TRANSCODE ? transcode(value, 'utf8', 'utf16le').toString('utf16le') : value.toString('utf8');
+  return HAS_TRANSCODE ? ropeOf(transcode(value, 'utf8', 'utf16le'), 'utf16le') : value.toString('utf8');
+}
+
+/**
+ * Pieces of a long value: below V8's largest regular object (128 KB), so each comes from the young
+ * generation's pages, which V8 reuses. One string of the value's size would be a large object, in
+ * pages V8 maps fresh for it and gives back at the next collection: hundreds of page faults a request
+ * (docs/performance.md, round twenty-four).
+ */
+const PIECE_BYTES = 64 * 1024;
+
+/**
+ * `bytes` decoded as one string made of pieces (a rope: joining them copies nothing, and nothing on
+ * the request path reads a long value character by character). From OFF_HEAP_CHARS on, a latin1
+ * string is kept outside V8's heap by Node and is decoded whole. PIECE_BYTES is even: a UTF-16 piece
+ * never splits a code unit.
+ */
+function ropeOf(bytes: Buffer, encoding: 'latin1' | 'utf16le'): string {
+  if (encoding === 'latin1' && bytes.length >= OFF_HEAP_CHARS) {
+    return bytes.toString('latin1');
+  }
+  let text = '';
+  for (let at = 0; at < bytes.length; at += PIECE_BYTES) {
+    text += bytes.toString(encoding, at, Math.min(bytes.length, at + PIECE_BYTES));
+  }
+  return text;
 }
 
 const NOT_ESCAPABLE = -1;
