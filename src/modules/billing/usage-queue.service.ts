@@ -194,10 +194,8 @@ export class UsageQueueService {
    * every 8 s at most, so its usage settles within seconds of the database coming back.
    */
   async retryLater(failed: RetriedUsage[], slowMs: number): Promise<number | null> {
-    const byAccount = new Map<string, RetriedUsage[]>();
-    failed.forEach((usage) => byAccount.set(usage.accountId, [...(byAccount.get(usage.accountId) ?? []), usage]));
     const delays = await Promise.all(
-      [...byAccount].map(([accountId, usages]) => {
+      [...groupBy(failed, (usage) => usage.accountId)].map(([accountId, usages]) => {
         const { due, attempts } = usageKeys(accountId);
         const requests = usages.flatMap(({ requestId, databaseUnavailable }) => [
           requestId,
