@@ -169,7 +169,8 @@ function stringValue(bytes: Buffer, { start, end }: StringSpan): string | null {
     return null;
   }
   if (isAscii(value)) {
-    return ropeOf(value, 'latin1');
+    // From OFF_HEAP_CHARS on, Node keeps a latin1 string outside V8's heap: no large object to avoid.
+    return value.length >= OFF_HEAP_CHARS ? value.toString('latin1') : ropeOf(value, 'latin1');
   }
   return HAS_TRANSCODE ? ropeOf(transcode(value, 'utf8', 'utf16le'), 'utf16le') : value.toString('utf8');
 }
@@ -184,14 +185,10 @@ const PIECE_BYTES = 64 * 1024;
 
 /**
  * `bytes` decoded as one string made of pieces (a rope: joining them copies nothing, and nothing on
- * the request path reads a long value character by character). From OFF_HEAP_CHARS on, a latin1
- * string is kept outside V8's heap by Node and is decoded whole. PIECE_BYTES is even: a UTF-16 piece
+ * the request path reads a long value character by character). PIECE_BYTES is even: a UTF-16 piece
  * never splits a code unit.
  */
 function ropeOf(bytes: Buffer, encoding: 'latin1' | 'utf16le'): string {
-  if (encoding === 'latin1' && bytes.length >= OFF_HEAP_CHARS) {
-    return bytes.toString('latin1');
-  }
   let text = '';
   for (let at = 0; at < bytes.length; at += PIECE_BYTES) {
     text += bytes.toString(encoding, at, Math.min(bytes.length, at + PIECE_BYTES));
