@@ -7,6 +7,7 @@ import { DeadlineExceeded } from 'src/modules/chat-completions/request-lifetime'
 import { eventData, SseEventSplitter } from 'src/modules/chat-completions/upstream/sse-event-splitter';
 import { UpstreamBody } from 'src/modules/chat-completions/upstream/upstream-client';
 import { CancelSignal } from 'src/common/http/cancel-signal';
+import { flattenHeaderBlock } from 'src/common/http/header-block';
 import { TurnCork } from 'src/common/http/turn-cork';
 import { withFields } from 'src/common/with-fields';
 
@@ -74,6 +75,8 @@ export async function relayStream(
             'x-accel-buffering': 'no',
           }),
         );
+        // The block stays with the response for the stream's life: one string, not a rope of pieces.
+        flattenHeaderBlock(raw);
         started = true;
         onStart?.();
       }

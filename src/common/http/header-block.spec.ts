@@ -1,0 +1,67 @@
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { flattenHeaderBlock } from 'src/common/http/header-block';
+
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
+
+const RESPONSES = 2_000;
+
+/** A stream's response with its headers written, as the relay writes them. */
+function streamResponse(index: number): ServerResponse {
+  const response = new ServerResponse(new IncomingMessage(new Socket()));
+  response.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    'x-accel-buffering': 'no',
+    'x-request-id': `req_${index.toString(36).padStart(12, '0')}`,
+    'x-ratelimit-limit-requests': '600',
+    'x-ratelimit-remaining-requests': String(599 - (index % 600)),
+    'x-ratelimit-reset-requests': '1s',
+    'x-ratelimit-limit-tokens': '100000',
+    'x-ratelimit-remaining-tokens': String(90_000 + index),
+  });
+  return response;
+}
+
+/** Heap bytes each of RESPONSES open responses keeps, with `prepare` applied to each. */
+function retainedPerResponse(prepare: (response: ServerResponse) => void): number {
+  const kept: ServerResponse[] = [];
+  collectGarbage();
+  const before = process.memoryUsage().heapUsed;
+  for (let index = 0; index < RESPONSES; index++) {
+    const response = streamResponse(index);
+    prepare(response);
+    kept.push(response);
+  }
+  collectGarbage();
+  const retained = (process.memoryUsage().heapUsed - before) / kept.length;
+  kept.length = 0;
+  return retained;
+}
+
+describe(flattenHeaderBlock.name, () => {
+  it('should keep the same header block', () => {
+    const response = streamResponse(1);
+    const block = (response as unknown as { _header: string })._header;
+    const copy = `${block.slice(0, 5)}${block.slice(5)}`;
+    flattenHeaderBlock(response);
+    expect((response as unknown as { _header: string })._header).toBe(copy);
+    expect(copy).toContain('x-request-id: req_000000000001\r\n');
+  });
+
+  it('should make an open response keep less memory for its headers', () => {
+    const asWritten = retainedPerResponse(() => undefined);
+    const flattened = retainedPerResponse(flattenHeaderBlock);
+    // About 1.1 KB less on Node 20: the rope's nodes and pieces are gone, the flat text stays.
+    expect(asWritten - flattened).toBeGreaterThan(512);
+  });
+
+  it('should do nothing to a response whose headers were not written yet', () => {
+    const response = new ServerResponse(new IncomingMessage(new Socket()));
+    expect(() => flattenHeaderBlock(response)).not.toThrow();
+    expect(response.headersSent).toBe(false);
+  });
+});
