@@ -4,8 +4,10 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { flattenHeaderBlock } from 'src/common/http/header-block';
 
+// A context made while the flag is on has `gc`; turned off again so later test files' contexts do not.
 setFlagsFromString('--expose-gc');
 const collectGarbage = runInNewContext('gc') as () => void;
+setFlagsFromString('--no-expose-gc');
 
 const RESPONSES = 2_000;
 
