@@ -6,8 +6,18 @@ import { flattenHeaderBlock } from 'src/common/http/header-block';
 
 // A context made while the flag is on has `gc`; turned off again so later test files' contexts do not.
 setFlagsFromString('--expose-gc');
-const collectGarbage = runInNewContext('gc') as () => void;
+const gc = runInNewContext('gc') as () => void;
 setFlagsFromString('--no-expose-gc');
+
+/**
+ * Two full collections: V8 sweeps after a collection on a helper thread, and counts what it has not
+ * swept yet as used; the second collection first finishes the first's sweeping, so the flattened
+ * ropes' pieces are no longer counted on a busy machine either.
+ */
+function collectGarbage(): void {
+  gc();
+  gc();
+}
 
 const RESPONSES = 2_000;
 
@@ -55,6 +65,8 @@ describe(flattenHeaderBlock.name, () => {
   });
 
   it('should make an open response keep less memory for its headers', () => {
+    // A first batch takes what the first responses allocate once (compiled code, caches).
+    retainedPerResponse(flattenHeaderBlock);
     const asWritten = retainedPerResponse(() => undefined);
     const flattened = retainedPerResponse(flattenHeaderBlock);
     // About 1.1 KB less on Node 20: the rope's nodes and pieces are gone, the flat text stays.
