@@ -5,6 +5,7 @@ import { BillingBacklog } from 'tools/bench/billing-backlog';
 import { LoadResult, Percentiles, round } from 'tools/bench/load-result';
 import { LoginFloodResult } from 'tools/bench/login-flood';
 import { ProcessUsage } from 'tools/bench/process-sampler';
+import { RedisCost } from 'tools/bench/redis-cost';
 import { Target } from 'tools/bench/scenarios';
 import { SlowStreamMemory } from 'tools/bench/slow-stream-memory';
 import { StreamMemory } from 'tools/bench/long-stream';
@@ -54,6 +55,8 @@ export interface BenchRow extends LoadResult {
   /** CPU of processes other than the bench's, Postgres and Redis, during the run: someone else's load. */
   otherCpuPercent: number;
   billing: BillingBacklog | null;
+  /** What the window's requests cost Redis (gateway and metered-floor runs); null where no Redis served. */
+  redis: RedisCost | null;
   /** Only the long-stream scenario: the API's memory before, during and after its one stream. */
   memory: StreamMemory | null;
   /** Gateway rows run with --login-flood: the logins sent beside the load. */
@@ -131,6 +134,8 @@ const COLUMNS: [string, (row: BenchRow) => string][] = [
   ['other CPU %', (r) => fmt(r.otherCpuPercent, 0)],
   ['SYN drops', (r) => String(r.listenOverflows)],
   ['worker MB', (r) => fmt(r.worker?.peakRssMb, 0)],
+  ['Redis µs/req', (r) => fmt(r.redis?.cpuUsPerRequest, 0)],
+  ['script µs/call', (r) => fmt(r.redis?.scriptUsPerCall, 1)],
   ['loop max ms', (r) => fmt(r.loopMaxMs, 1)],
   ['backlog', (r) => (r.billing ? `${r.billing.waiting} (${drain(r.billing.drainMs)})` : '')],
   ['×direct', (r) => fmt(r.vsDirect?.throughputRatio)],

@@ -6,6 +6,7 @@ import { ChildProcesses } from 'tools/bench/child-processes';
 import { acquireBenchLock, BENCH_REDIS_URL, benchModelId } from 'tools/bench/gateway-setup';
 import { runJsonLoad } from 'tools/bench/json-load';
 import { EventLoopMaxProbe } from 'tools/bench/event-loop-max';
+import { RedisCostProbe } from 'tools/bench/redis-cost';
 import { LoadResult, LoadTarget, WindowMarks } from 'tools/bench/load-result';
 import { LoginFloodResult, startLoginFlood } from 'tools/bench/login-flood';
 import { cpuPerRequestUs, ProcessSampler, ProcessUsage, SampledUsage } from 'tools/bench/process-sampler';
@@ -27,6 +28,12 @@ const OTHER_CPU_WARN_PERCENT = 20;
 /** Budget for starting everything (database, migrations, processes, seeding). */
 const SETUP_BUDGET_SEC = 120;
 
+/** What a run reads besides its processes: settlement's backlog (gateway) and Redis's own cost. */
+interface Probes {
+  billing?: BillingBacklogProbe;
+  redis?: RedisCostProbe;
+}
+
 /** The overall limit when --timeout is not given: generous, so that it only ever stops a hang. */
 export function overallTimeoutSec(options: BenchOptions): number {
   const runs = planScenarios(options).reduce((sum, scenario) => sum + scenario.targets.length, 0);
@@ -46,16 +53,21 @@ export async function runBench(
   }
   const usesGateway = scenarios.some((scenario) => scenario.targets.includes('gateway'));
   const releaseLock = usesGateway ? await acquireBenchLock() : undefined;
-  let probe: BillingBacklogProbe | undefined;
+  const probes: Probes = {};
   try {
     const environment = await startEnvironment(scenarios, children, log);
-    probe = environment.gateway ? new BillingBacklogProbe(BENCH_REDIS_URL) : undefined;
+    if (environment.gateway) {
+      probes.billing = new BillingBacklogProbe(BENCH_REDIS_URL);
+    }
+    if (environment.gateway || process.env.BENCH_PASSTHROUGH_METERED === '1') {
+      probes.redis = new RedisCostProbe(BENCH_REDIS_URL);
+    }
     const rows: BenchRow[] = [];
     for (const scenario of scenarios) {
       for (const target of scenario.targets) {
         await sleep(options.smoke ? SMOKE_QUIET_MS : QUIET_MS);
         log(`${scenario.name} → ${target}: ${scenario.clients} client(s), ${options.durationSec}s`);
-        const row = await runOne(scenario, target, environment, options, children, probe);
+        const row = await runOne(scenario, target, environment, options, children, probes);
         log(`  ${row.requestsPerSec} req/s, p50 ${row.latencyMs?.p50 ?? '-'} ms, failures ${failures(row)}`);
         if (row.memory) {
           log(`  API memory around one long stream: ${JSON.stringify(row.memory)}`);
@@ -81,7 +93,8 @@ export async function runBench(
       promptSlowStreams: slowStreamsOf(scenarios, rows, true),
     };
   } finally {
-    await probe?.close();
+    await probes.billing?.close();
+    await probes.redis?.quit();
     await releaseLock?.();
   }
 }
@@ -114,7 +127,7 @@ async function runOne(
   environment: BenchEnvironment,
   options: BenchOptions,
   children: ChildProcesses,
-  probe: BillingBacklogProbe | undefined,
+  { billing: billingProbe, redis: redisProbe }: Probes,
 ): Promise<BenchRow> {
   const { endpoint, apiKey } = resolveTarget(environment, scenario, target);
   const load: LoadTarget = {
@@ -137,10 +150,12 @@ async function runOne(
     open: () => {
       sampler.markWindowOpen();
       loopProbe?.open();
+      redisProbe?.open();
     },
     close: () => {
       sampler.markWindowClose();
       loopProbe?.close();
+      redisProbe?.close();
     },
   };
   const run = scenario.stream ? runStreamLoad : runJsonLoad;
@@ -184,7 +199,8 @@ async function runOne(
     listenOverflows: usage.listenOverflows,
     memory,
     // Read right after the run: what settlement still owes at that moment, then how long it takes to catch up.
-    billing: target === 'gateway' && probe ? await probe.measure(DRAIN_LIMIT_MS) : null,
+    redis: (await redisProbe?.windowCost(result.requests)) ?? null,
+    billing: target === 'gateway' && billingProbe ? await billingProbe.measure(DRAIN_LIMIT_MS) : null,
     loginFlood,
     vsDirect: null,
     vsPassthrough: null,
