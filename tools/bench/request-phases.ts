@@ -1,0 +1,74 @@
+import { round } from 'tools/bench/load-result';
+
+/** When one relayed request reached each step, ms on one clock; absent where it never did. */
+export interface PhaseMarks {
+  /** The request's head parsed by the API. */
+  start: number;
+  /** The upstream request created (the admission is over). */
+  upstreamCreated?: number;
+  /** The upstream request's head written to its socket. */
+  upstreamSent?: number;
+  /** The upstream answer's head read. */
+  upstreamHeaders?: number;
+  /** The upstream answer's last byte read. */
+  upstreamEnd?: number;
+  /** The client's response finished. */
+  finish?: number;
+}
+
+export const PHASES = ['admission', 'sending', 'upstream', 'body', 'after', 'total'] as const;
+export type Phase = (typeof PHASES)[number];
+
+export interface PhaseFigures {
+  p50: number;
+  p90: number;
+  p99: number;
+  mean: number;
+}
+
+export interface PhaseSummary {
+  /** Requests that went upstream and answered the client (those refused before the upstream are not timed). */
+  requests: number;
+  phases: Record<Phase, PhaseFigures> | null;
+}
+
+/** One request's phases in ms, or null for one that never went upstream or never finished. */
+export function phasesOf(marks: PhaseMarks): Record<Phase, number> | null {
+  const { start, upstreamCreated, upstreamHeaders, upstreamEnd, finish } = marks;
+  if (upstreamCreated === undefined || upstreamHeaders === undefined || upstreamEnd === undefined) {
+    return null;
+  }
+  if (finish === undefined) {
+    return null;
+  }
+  // Without a socket event (a pooled connection's write not reported), sending counts as nothing.
+  const sent = marks.upstreamSent ?? upstreamCreated;
+  return {
+    admission: upstreamCreated - start,
+    sending: sent - upstreamCreated,
+    upstream: upstreamHeaders - sent,
+    body: upstreamEnd - upstreamHeaders,
+    after: finish - upstreamEnd,
+    total: finish - start,
+  };
+}
+
+/** Percentiles and means of each phase over the requests timed. */
+export function summarisePhases(timed: Record<Phase, number>[]): PhaseSummary {
+  if (timed.length === 0) {
+    return { requests: 0, phases: null };
+  }
+  const phases = {} as Record<Phase, PhaseFigures>;
+  for (const phase of PHASES) {
+    const values = timed.map((request) => request[phase]).sort((a, b) => a - b);
+    const at = (quantile: number) => values[Math.min(values.length - 1, Math.floor(quantile * values.length))];
+    const sum = values.reduce((total, value) => total + value, 0);
+    phases[phase] = {
+      p50: round(at(0.5)),
+      p90: round(at(0.9)),
+      p99: round(at(0.99)),
+      mean: round(sum / values.length),
+    };
+  }
+  return { requests: timed.length, phases };
+}
