@@ -48,8 +48,12 @@ export function percentiles(values: number[]): Percentiles | null {
     return null;
   }
   const sorted = Float64Array.from(values).sort();
-  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
-  return { p50: round(at(0.5)), p99: round(at(0.99)) };
+  return { p50: round(nearestRank(sorted, 0.5)), p99: round(nearestRank(sorted, 0.99)) };
+}
+
+/** The nearest-rank `p` quantile (0–1) of a non-empty, ascending sample. */
+export function nearestRank(sorted: ArrayLike<number>, p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
 }
 
 export function round(value: number, digits = 2): number {

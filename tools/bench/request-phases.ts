@@ -1,4 +1,4 @@
-import { round } from 'tools/bench/load-result';
+import { nearestRank, round } from 'tools/bench/load-result';
 
 /** When one relayed request reached each step, ms on one clock; absent where it never did. */
 export interface PhaseMarks {
@@ -35,10 +35,12 @@ export interface PhaseSummary {
 /** One request's phases in ms, or null for one that never went upstream or never finished. */
 export function phasesOf(marks: PhaseMarks): Record<Phase, number> | null {
   const { start, upstreamCreated, upstreamHeaders, upstreamEnd, finish } = marks;
-  if (upstreamCreated === undefined || upstreamHeaders === undefined || upstreamEnd === undefined) {
-    return null;
-  }
-  if (finish === undefined) {
+  if (
+    upstreamCreated === undefined ||
+    upstreamHeaders === undefined ||
+    upstreamEnd === undefined ||
+    finish === undefined
+  ) {
     return null;
   }
   // Without a socket event (a pooled connection's write not reported), sending counts as nothing.
@@ -53,22 +55,17 @@ export function phasesOf(marks: PhaseMarks): Record<Phase, number> | null {
   };
 }
 
-/** Percentiles and means of each phase over the requests timed. */
+/** Nearest-rank percentiles (as the load's latencies have) and means of each phase over the requests timed. */
 export function summarisePhases(timed: Record<Phase, number>[]): PhaseSummary {
   if (timed.length === 0) {
     return { requests: 0, phases: null };
   }
   const phases = {} as Record<Phase, PhaseFigures>;
   for (const phase of PHASES) {
-    const values = timed.map((request) => request[phase]).sort((a, b) => a - b);
-    const at = (quantile: number) => values[Math.min(values.length - 1, Math.floor(quantile * values.length))];
+    const values = Float64Array.from(timed, (request) => request[phase]).sort();
+    const at = (quantile: number) => round(nearestRank(values, quantile));
     const sum = values.reduce((total, value) => total + value, 0);
-    phases[phase] = {
-      p50: round(at(0.5)),
-      p90: round(at(0.9)),
-      p99: round(at(0.99)),
-      mean: round(sum / values.length),
-    };
+    phases[phase] = { p50: at(0.5), p90: at(0.9), p99: at(0.99), mean: round(sum / values.length) };
   }
   return { requests: timed.length, phases };
 }
