@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { isMainThread } from 'node:worker_threads';
-import { PhaseMarks, Phase, phasesOf, summarisePhases } from 'tools/bench/request-phases';
+import { PhaseMarks, PhaseReservoir, phasesOf } from 'tools/bench/request-phases';
 
 /*
  * Where a relayed request's time goes inside the API, from Node's and undici's diagnostics channels:
@@ -14,10 +14,13 @@ import { PhaseMarks, Phase, phasesOf, summarisePhases } from 'tools/bench/reques
  *   BENCH_GATEWAY_NODE_ARGS="-r ./dist-tools/tools/bench/request-phases.preload.js" \
  *     node dist-tools/tools/bin/bench.js --only json-c50-up50ms
  * It writes `request-phases-<pid>.json` to REQUEST_PHASES_DIR (default: the OS's temporary directory)
- * every two seconds and as the process exits; warm-up included. Nothing of a request's content is read.
+ * every two seconds and as the process exits; warm-up included, percentiles over a sample of at most
+ * SAMPLE_SIZE requests. Nothing of a request's content is read.
  */
 
 const WRITE_EVERY_MS = 2_000;
+/** Requests whose phases are kept (a uniform sample beyond it): a few MB, sorted in milliseconds. */
+const SAMPLE_SIZE = 50_000;
 const OUT_DIR = process.env.REQUEST_PHASES_DIR ?? tmpdir();
 
 interface ServerMessage {
@@ -31,7 +34,7 @@ interface UndiciMessage {
 function record(): void {
   const current = new AsyncLocalStorage<PhaseMarks>();
   const byObject = new WeakMap<object, PhaseMarks>();
-  const timed: Record<Phase, number>[] = [];
+  const timed = new PhaseReservoir(SAMPLE_SIZE);
   const mark = (key: keyof PhaseMarks) => (message: unknown) => {
     const marks = byObject.get((message as UndiciMessage).request);
     if (marks && marks[key] === undefined) {
@@ -65,14 +68,15 @@ function record(): void {
       marks.finish = performance.now();
       const phases = phasesOf(marks);
       if (phases) {
-        timed.push(phases);
+        timed.add(phases);
       }
     }
   });
 
   const write = () => {
-    if (timed.length > 0) {
-      writeFileSync(join(OUT_DIR, `request-phases-${process.pid}.json`), JSON.stringify(summarisePhases(timed)));
+    const summary = timed.summary();
+    if (summary.requests > 0) {
+      writeFileSync(join(OUT_DIR, `request-phases-${process.pid}.json`), JSON.stringify(summary));
     }
   };
   setInterval(write, WRITE_EVERY_MS).unref();

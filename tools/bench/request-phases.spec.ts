@@ -1,4 +1,4 @@
-import { phasesOf, summarisePhases } from 'tools/bench/request-phases';
+import { PhaseReservoir, phasesOf, summarisePhases } from 'tools/bench/request-phases';
 
 describe('phasesOf', () => {
   it("should split a relayed request's time at the upstream's steps", () => {
@@ -42,5 +42,37 @@ describe('summarisePhases', () => {
 
   it('should give no figures without a timed request', () => {
     expect(summarisePhases([])).toEqual({ requests: 0, phases: null });
+  });
+});
+
+describe('PhaseReservoir', () => {
+  const phases = (admission: number) => ({
+    admission,
+    sending: 0,
+    upstream: 50,
+    body: 0,
+    after: 1,
+    total: admission + 51,
+  });
+
+  it('should keep every request while under its capacity', () => {
+    const reservoir = new PhaseReservoir(10);
+    [1, 2, 3].forEach((admission) => reservoir.add(phases(admission)));
+    expect(reservoir.summary()).toEqual(summarisePhases([phases(1), phases(2), phases(3)]));
+  });
+
+  it('should count every request but keep at most its capacity, replacing at random slots', () => {
+    // A generator that always picks slot 0 of the seen ones: each later request replaces the first.
+    const reservoir = new PhaseReservoir(2, () => 0);
+    [1, 2, 3, 4].forEach((admission) => reservoir.add(phases(admission)));
+    const summary = reservoir.summary();
+    expect(summary.requests).toBe(4);
+    expect(summary.phases?.admission).toEqual(summarisePhases([phases(4), phases(2)]).phases?.admission);
+  });
+
+  it('should not replace when the drawn slot is past its capacity', () => {
+    const reservoir = new PhaseReservoir(2, () => 0.99);
+    [1, 2, 3].forEach((admission) => reservoir.add(phases(admission)));
+    expect(reservoir.summary().phases?.admission.mean).toBe(1.5);
   });
 });

@@ -29,6 +29,7 @@ export interface PhaseFigures {
 export interface PhaseSummary {
   /** Requests that went upstream and answered the client (those refused before the upstream are not timed). */
   requests: number;
+  /** Over the requests timed, or over a uniform sample of them (PhaseReservoir). */
   phases: Record<Phase, PhaseFigures> | null;
 }
 
@@ -68,4 +69,35 @@ export function summarisePhases(timed: Record<Phase, number>[]): PhaseSummary {
     phases[phase] = { p50: at(0.5), p90: at(0.9), p99: at(0.99), mean: round(sum / values.length) };
   }
   return { requests: timed.length, phases };
+}
+
+/**
+ * The phases of at most `capacity` requests, a uniform sample of all those added (reservoir sampling),
+ * so a preload left in the API for a long run keeps a bounded memory and summarises in bounded time.
+ */
+export class PhaseReservoir {
+  private readonly sample: Record<Phase, number>[] = [];
+  private seen = 0;
+
+  constructor(
+    private readonly capacity: number,
+    private readonly random: () => number = Math.random,
+  ) {}
+
+  add(phases: Record<Phase, number>): void {
+    this.seen++;
+    if (this.sample.length < this.capacity) {
+      this.sample.push(phases);
+      return;
+    }
+    const slot = Math.floor(this.random() * this.seen);
+    if (slot < this.capacity) {
+      this.sample[slot] = phases;
+    }
+  }
+
+  /** The sample's figures; `requests` counts every request added. */
+  summary(): PhaseSummary {
+    return { ...summarisePhases(this.sample), requests: this.seen };
+  }
 }
