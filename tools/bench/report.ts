@@ -55,7 +55,7 @@ export interface BenchRow extends LoadResult {
   /** CPU of processes other than the bench's, Postgres and Redis, during the run: someone else's load. */
   otherCpuPercent: number;
   billing: BillingBacklog | null;
-  /** What the window's requests cost Redis (gateway and metered-floor runs); null where no Redis served. */
+  /** What the window cost Redis per request, in runs with a gateway or the metered floor (every row of them); else null. */
   redis: RedisCost | null;
   /** Only the long-stream scenario: the API's memory before, during and after its one stream. */
   memory: StreamMemory | null;
