@@ -94,7 +94,8 @@ class EncodedScriptCommand extends Command {
   }
 }
 
-function bulk(text: string): string {
+/** `text` as a RESP bulk string. */
+export function bulk(text: string): string {
   return `$${Buffer.byteLength(text)}${CRLF}${text}${CRLF}`;
 }
 

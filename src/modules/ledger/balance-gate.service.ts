@@ -6,7 +6,7 @@ import { AccountRegistry } from 'src/common/redis/account-registry';
 import { inOneWrite } from 'src/common/redis/one-write';
 import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
-import { EncodedScript } from 'src/common/redis/encoded-script';
+import { EncodedFunction } from 'src/common/redis/encoded-function';
 import { runScript } from 'src/common/redis/run-script';
 import {
   balanceKeys,
@@ -16,6 +16,7 @@ import {
   OPENED_PATTERN,
 } from 'src/modules/ledger/balance-gate.keys';
 import {
+  ADMIT_FUNCTION,
   ADMIT_SCRIPT,
   RESYNC_SCRIPT,
   STALE_HOLDS_SCRIPT,
@@ -110,15 +111,15 @@ export class BalanceGateService {
   private connection = 0;
   /** Accounts that may have open holds, for the sweeper (account-registry.ts). */
   private readonly holdAccounts: AccountRegistry;
-  /** Runs on every completion: encoded in one pass (encoded-script.ts). */
-  private readonly admitScript: EncodedScript;
+  /** Runs on every completion: encoded in one pass, a function where Redis has them (encoded-function.ts). */
+  private readonly admitScript: EncodedFunction;
 
   constructor(
     @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     // No fixed key count: the number of windows varies, so calls pass the count first.
-    this.admitScript = EncodedScript.define(this.redis, 'gatewayAdmit', ADMIT_SCRIPT);
+    this.admitScript = EncodedFunction.define(this.redis, 'gatewayAdmit', ADMIT_SCRIPT, ADMIT_FUNCTION);
     this.redis.defineCommand('gatewaySync', { numberOfKeys: 2, lua: SYNC_SCRIPT });
     this.redis.defineCommand('gatewaySyncKeySpent', { numberOfKeys: 2, lua: SYNC_KEY_SCRIPT });
     this.redis.defineCommand('gatewayResync', { numberOfKeys: 2, lua: RESYNC_SCRIPT });
