@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { RedisClient } from 'src/common/redis/redis-client';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
-import { BalanceGateService } from 'src/modules/ledger/balance-gate.service';
+import { balanceKeys, keySpendField } from 'src/modules/ledger/balance-gate.keys';
+import { BalanceGateService, HoldKey } from 'src/modules/ledger/balance-gate.service';
 import { tokenWindowKey } from 'src/modules/rate-limits/rate-limit.keys';
 import { testRedis } from 'test/support/test-redis';
 import { newTestLogger } from 'test/support/test-service';
@@ -98,6 +99,40 @@ describe(UsageQueueService.name, () => {
         available: balance,
       });
     }
+  });
+
+  it("should give back each key's holds to the nano-dollar, amounts past 2^53 and a request named twice included", async () => {
+    const accountId = randomUUID();
+    await gate.sync(accountId, { balance: 2n ** 62n, version: 1n });
+    const [first, second] = [randomUUID(), randomUUID()].map((id) => ({ id, spendLimit: null }));
+    // Past what a Lua number holds exactly, alone and summed; and small ones beside them.
+    const amounts: [HoldKey, bigint][] = [
+      [first, 2n ** 53n + 1n],
+      [first, 3n],
+      [second, 2n ** 52n + 7n],
+      [second, 2n ** 52n + 9n],
+      [second, 5n],
+      [first, 11n],
+    ];
+    const holds = [];
+    for (const [key, amount] of amounts) {
+      const requestId = `req_${randomUUID()}`;
+      expect(await gate.hold(accountId, requestId, amount, key)).toEqual({ outcome: 'held' });
+      await sut.recordUsage(accountId, requestId, '{}');
+      holds.push({ accountId, requestId });
+    }
+    const { keySpend } = balanceKeys(accountId);
+    const keyReserved = async (key: HoldKey) =>
+      BigInt((await redis.hget(keySpend, keySpendField(key.id, 'reserved'))) ?? '0');
+    expect(await gate.reserved(accountId)).toBe(amounts.reduce((sum, [, amount]) => sum + amount, 0n));
+
+    // All but the last, the first of them twice.
+    await sut.releaseMany([holds[0], ...holds.slice(0, 5)]);
+
+    expect(await gate.reserved(accountId)).toBe(11n);
+    expect([await keyReserved(first), await keyReserved(second)]).toEqual([11n, 0n]);
+    await sut.releaseMany([holds[5]]);
+    expect([await gate.reserved(accountId), await keyReserved(first)]).toEqual([0n, 0n]);
   });
 
   it('should give a failed claim back after a backoff, sooner than its lease', async () => {

@@ -1,5 +1,5 @@
 import { CORRECT_TOKENS } from 'src/common/redis/window-scripts';
-import { CLOSE_HOLD, REDIS_NOW_MS, SYNC_KEY_SPENT, SYNC_SNAPSHOT } from 'src/modules/ledger/balance-gate.scripts';
+import { CLOSE_HOLDS, REDIS_NOW_MS, SYNC_KEY_SPENT, SYNC_SNAPSHOT } from 'src/modules/ledger/balance-gate.scripts';
 
 // The Lua scripts behind UsageQueueService. Each runs atomically on Redis, in one round trip, on
 // one account's keys (usage-queue.keys.ts and balance-gate.keys.ts), all in the account's slot.
@@ -8,9 +8,9 @@ import { CLOSE_HOLD, REDIS_NOW_MS, SYNC_KEY_SPENT, SYNC_SNAPSHOT } from 'src/mod
 // is refused once usage is recorded for the hold: that hold is settlement's, even if the request failed
 // after a recording whose reply was lost. KEYS: the hold's keys (holdKeys: snapshot, holds, opened,
 // epoch, keySpend), then the usage hash. ARGV: request id. Returns 1 if the hold was open.
-export const RELEASE_UNUSED_SCRIPT = `${CLOSE_HOLD}
+export const RELEASE_UNUSED_SCRIPT = `${CLOSE_HOLDS}
 if redis.call('HEXISTS', KEYS[6], ARGV[1]) == 1 then return 0 end
-return closeHold(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[1])`;
+return closeHolds(KEYS[1], KEYS[2], KEYS[3], KEYS[5], {ARGV[1]})`;
 
 // Closes settled holds of one account and the usage recorded for them together, then pushes the
 // account's settled balance and its keys' settled spent, once for all of them: the keys' spent after
@@ -21,12 +21,13 @@ return closeHold(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[1])`;
 // keys with a settled spent, each such key's id and spent, then the request ids.
 export const RELEASE_SETTLED_SCRIPT = `${SYNC_SNAPSHOT}
 ${SYNC_KEY_SPENT}
-${CLOSE_HOLD}
+${CLOSE_HOLDS}
 local first = 5 + 2 * tonumber(ARGV[4])
-for i = first, #ARGV do closeHold(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[i]) end
-redis.call('HDEL', KEYS[6], unpack(ARGV, first))
-redis.call('ZREM', KEYS[7], unpack(ARGV, first))
-redis.call('HDEL', KEYS[8], unpack(ARGV, first))
+local requestIds = {unpack(ARGV, first)}
+closeHolds(KEYS[1], KEYS[2], KEYS[3], KEYS[5], requestIds)
+redis.call('HDEL', KEYS[6], unpack(requestIds))
+redis.call('ZREM', KEYS[7], unpack(requestIds))
+redis.call('HDEL', KEYS[8], unpack(requestIds))
 if ARGV[1] ~= '' then sync(KEYS[1], KEYS[4], ARGV[1], ARGV[2], ARGV[3]) end
 for i = 5, first - 1, 2 do syncKeySpent(KEYS[5], ARGV[i], KEYS[4], ARGV[i + 1], ARGV[3]) end
 return 1`;

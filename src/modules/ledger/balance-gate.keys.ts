@@ -31,7 +31,7 @@ export function balanceKeys(accountId: string): BalanceKeys {
 
 /**
  * The keys of an account's holds, in the order the scripts take them (ADMIT_SCRIPT, and billing's
- * scripts that close a hold with CLOSE_HOLD and SYNC_SNAPSHOT).
+ * scripts that close holds with CLOSE_HOLDS and SYNC_SNAPSHOT).
  */
 export function holdKeys(accountId: string): [string, string, string, string, string] {
   const { snapshot, holds, opened, epoch, keySpend } = balanceKeys(accountId);

@@ -5,7 +5,7 @@ import { REQUEST_WINDOWS, TOKEN_WINDOWS } from 'src/common/redis/window-scripts'
 // touches only keys it is given, all in one account's slot (balance-gate.keys.ts): the account's
 // snapshot hash, its open holds and their opened-at index, its epoch hash and its keys' spend hash.
 // Billing's usage queue closes holds in its own scripts, beside the usage recorded for them, with
-// the fragments CLOSE_HOLD and SYNC_SNAPSHOT below.
+// the fragments CLOSE_HOLDS and SYNC_SNAPSHOT below.
 
 // Amounts are passed as strings and moved with HINCRBY so the arithmetic stays exact 64-bit; only the
 // admission comparison goes through Lua numbers (exact below 2^53 nano-dollars, about $9 million).
@@ -171,22 +171,53 @@ export const RESYNC_SCRIPT = `${SYNC_SNAPSHOT}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 return sync(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3])`;
 
-// Closes a hold (idempotent): its amount leaves the account's 'reserved' and its key's, it leaves
-// the opened-at index. Holds opened before keys were tracked carry no key. Returns 1 if it was open.
-export const CLOSE_HOLD = `
-local function closeHold(snapshotKey, holdsKey, openedKey, keySpendKey, requestId)
-  local held = redis.call('HGET', holdsKey, requestId)
-  if held then
-    local separator = string.find(held, ':', 1, true)
-    local amount = separator and string.sub(held, 1, separator - 1) or held
-    redis.call('HDEL', holdsKey, requestId)
-    redis.call('HINCRBY', snapshotKey, 'reserved', '-' .. amount)
-    if separator then
-      redis.call('HINCRBY', keySpendKey, string.sub(held, separator + 1) .. ':reserved', '-' .. amount)
+// Closes holds (idempotent): each open one's amount leaves the account's 'reserved' and its key's,
+// and each leaves the opened-at index. Holds opened before keys were tracked carry no key. A few
+// commands for all of them rather than five per hold: settlement closes up to a hundred at once, and
+// Redis runs nothing else meanwhile (one hold at a time cost 7-9 µs each, docs/performance.md, "Round
+// twenty-seven"). The amounts are summed in Lua numbers only while the sum stays an exact integer
+// (below 2^53); an amount that would break that goes back by itself, with HINCRBY's 64-bit arithmetic.
+// A request id given twice closes its hold once. Returns how many of the holds were open.
+export const CLOSE_HOLDS = `
+local MAX_EXACT = 9007199254740991
+local function addExact(hashKey, field, sum, amount)
+  local n = tonumber(amount)
+  if n and n >= 0 and n == math.floor(n) and sum + n <= MAX_EXACT then return sum + n end
+  redis.call('HINCRBY', hashKey, field, '-' .. amount)
+  return sum
+end
+local function closeHolds(snapshotKey, holdsKey, openedKey, keySpendKey, requestIds)
+  local held = redis.call('HMGET', holdsKey, unpack(requestIds))
+  local open, seen, reserved, keyReserved, keyFields = {}, {}, 0, {}, {}
+  for i = 1, #requestIds do
+    local value = held[i]
+    if value and not seen[requestIds[i]] then
+      seen[requestIds[i]] = true
+      open[#open + 1] = requestIds[i]
+      local separator = string.find(value, ':', 1, true)
+      local amount = separator and string.sub(value, 1, separator - 1) or value
+      reserved = addExact(snapshotKey, 'reserved', reserved, amount)
+      if separator then
+        local field = string.sub(value, separator + 1) .. ':reserved'
+        if not keyReserved[field] then
+          keyReserved[field] = 0
+          keyFields[#keyFields + 1] = field
+        end
+        keyReserved[field] = addExact(keySpendKey, field, keyReserved[field], amount)
+      end
     end
   end
-  redis.call('ZREM', openedKey, requestId)
-  return held and 1 or 0
+  if #open > 0 then
+    redis.call('HDEL', holdsKey, unpack(open))
+    if reserved > 0 then redis.call('HINCRBY', snapshotKey, 'reserved', string.format('-%d', reserved)) end
+    for _, field in ipairs(keyFields) do
+      if keyReserved[field] > 0 then
+        redis.call('HINCRBY', keySpendKey, field, string.format('-%d', keyReserved[field]))
+      end
+    end
+  end
+  redis.call('ZREM', openedKey, unpack(requestIds))
+  return #open
 end`;
 
 // One account's holds opened before ARGV[1] ms ago by Redis's clock, the clock that opened them.
