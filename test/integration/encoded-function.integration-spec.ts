@@ -20,6 +20,15 @@ return {1, runId, KEYS[1], ARGV[1]}`;
 
 type Reply = [number, string, string, string];
 
+/** Three calls one after the other, with `call 1`, `call 2`, `call 3` as their argument. */
+async function threeCallsIn(client: Redis, counting: EncodedFunction, key: string): Promise<Reply[]> {
+  const replies: Reply[] = [];
+  for (const n of [1, 2, 3]) {
+    replies.push(await counting.run<Reply>(client, [1, key, `call ${n}`]));
+  }
+  return replies;
+}
+
 /**
  * The admission's way of running: a function where the server has them, the script where it does
  * not, against Redis servers of this file's own (their functions and statistics are this file's alone).
@@ -56,10 +65,7 @@ describe(EncodedFunction.name, () => {
   it('should run as a function that keeps its state between calls, loaded once by its first call', async () => {
     const counting = EncodedFunction.define(redis, 'testCounting', COUNTING_SCRIPT, COUNTING);
 
-    const replies = [];
-    for (const n of [1, 2, 3]) {
-      replies.push(await counting.run<Reply>(redis, [1, 'gw:{a}:k', `call ${n}`]));
-    }
+    const replies = await threeCallsIn(redis, counting, 'gw:{a}:k');
 
     const runId = await runIdOf(redis);
     expect(replies).toEqual([
@@ -148,10 +154,7 @@ describe(EncodedFunction.name, () => {
     it('should run the script instead, and not try the function again', async () => {
       const counting = EncodedFunction.define(client, 'testCounting', COUNTING_SCRIPT, COUNTING);
 
-      const replies = [];
-      for (const n of [1, 2, 3]) {
-        replies.push(await counting.run<Reply>(client, [1, 'k', `call ${n}`]));
-      }
+      const replies = await threeCallsIn(client, counting, 'k');
 
       const runId = await runIdOf(client);
       expect(replies).toEqual([1, 2, 3].map((n) => [1, runId, 'k', `call ${n}`]));
