@@ -1,9 +1,7 @@
 import { createHash } from 'node:crypto';
 import Redis, { Command } from 'ioredis';
-import { bulk, EncodedScript, encodeCommand } from 'src/common/redis/encoded-script';
+import { bulk, EncodedScript, encodeCommand, ScriptArgument } from 'src/common/redis/encoded-script';
 import { isCluster, RedisClient } from 'src/common/redis/redis-client';
-
-type ScriptArgument = string | number;
 
 /**
  * A Lua function's source: `library` runs once each time Redis loads the library (its locals are

@@ -3,7 +3,8 @@ import Redis, { Command } from 'ioredis';
 import { isCluster, RedisClient } from 'src/common/redis/redis-client';
 import { runScript } from 'src/common/redis/run-script';
 
-type ScriptArgument = string | number;
+/** An argument of a script or function call: a key, or a value as text or a number. */
+export type ScriptArgument = string | number;
 
 const CRLF = '\r\n';
 

@@ -21,7 +21,8 @@ export const REDIS_NOW_MS = `local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)`;
 
 // The run id of the server running the script: it changes whenever that server restarts.
-const RUN_ID = `local function runId() return string.match(redis.call('INFO', 'server'), 'run_id:(%w+)') end`;
+const READ_RUN_ID = `string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')`;
+const RUN_ID = `local function runId() return ${READ_RUN_ID} end`;
 
 // The same, read once per load of a function library (encoded-function.ts) rather than on every
 // call: reading it is a quarter of the admission's time in Redis (docs/performance.md, "Round
@@ -29,7 +30,7 @@ const RUN_ID = `local function runId() return string.match(redis.call('INFO', 's
 // run id never changes within a process, so the value kept is always the running server's.
 const LIBRARY_RUN_ID = `local serverRunId
 local function runId()
-  if not serverRunId then serverRunId = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)') end
+  if not serverRunId then serverRunId = ${READ_RUN_ID} end
   return serverRunId
 end`;
 
