@@ -165,21 +165,24 @@ describe(EncodedFunction.name, () => {
   });
 
   describe('for a user whose ACL refuses functions', () => {
-    it('should run the script instead', async () => {
-      await redis.acl('SETUSER', 'nofunctions', 'on', '>secret', '~*', '&*', '+@all', '-function', '-fcall');
+    it.each([
+      ['loading and calling them', ['-function', '-fcall'], 0],
+      ['calling them, not loading them', ['-fcall'], 1],
+    ])('should run the script instead, refused %s, and load the library at most once', async (_, rules, loads) => {
+      await redis.acl('SETUSER', 'nofunctions', 'reset', 'on', '>secret', '~*', '&*', '+@all', ...rules);
       const limited = new Redis(server.url.replace('redis://', 'redis://nofunctions:secret@'), {
         maxRetriesPerRequest: 2,
       });
       try {
         const counting = EncodedFunction.define(limited, 'testCounting', COUNTING_SCRIPT, COUNTING);
 
-        const replies = [
-          await counting.run<Reply>(limited, [1, 'k', 'a']),
-          await counting.run<Reply>(limited, [1, 'k', 'b']),
-        ];
+        const replies = [];
+        for (const call of ['a', 'b', 'c']) {
+          replies.push(await counting.run<Reply>(limited, [1, 'k', call]));
+        }
 
-        expect(replies.map((reply) => reply[0])).toEqual([1, 1]);
-        expect((await calls(redis)).eval).toBe(2);
+        expect(replies.map((reply) => reply[0])).toEqual([1, 1, 1]);
+        expect(await calls(redis)).toMatchObject({ eval: 3, load: loads });
       } finally {
         limited.disconnect();
       }

@@ -83,7 +83,19 @@ export class EncodedFunction {
     }
     // Nothing ran: the call can be sent again, to the library or to the script.
     if (await this.load(redis)) {
-      return this.call<T>(redis, args);
+      return this.call<T>(redis, args).catch((again: Error) => this.scriptInstead<T>(again, redis, args));
+    }
+    return this.scriptInstead<T>(error, redis, args);
+  }
+
+  /**
+   * The script from now on for a client whose server refused the function: it has no functions, or
+   * this user may load them but not call them (an ACL without `FCALL`), so that every call does not
+   * load the library again. A library flushed again in between lands here too, and only costs speed.
+   */
+  private scriptInstead<T>(error: Error, redis: Redis, args: ScriptArgument[]): Promise<T> {
+    if (!NOT_LOADED.test(error.message)) {
+      throw error;
     }
     this.scriptOnly.add(redis);
     return this.script.run<T>(redis, args);
