@@ -672,6 +672,43 @@ describe('startMockUpstream', () => {
     });
   });
 
+  describe("Anthropic's token count", () => {
+    const count = (headers: Record<string, string>, body: unknown) =>
+      fetch(`${upstream.url}/v1/messages/count_tokens`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
+    const anthropic = { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' };
+    const request = { model: 'claude-test', system: 'Be brief.', messages: [{ role: 'user', content: 'Say hello' }] };
+
+    it('should count what a message of the same body is billed as input', async () => {
+      const counted = await count(anthropic, request);
+      const message = await fetch(`${upstream.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...anthropic },
+        body: JSON.stringify({ ...request, max_tokens: 10 }),
+      });
+
+      expect(counted.status).toBe(200);
+      const { input_tokens } = (await counted.json()) as { input_tokens: number };
+      expect(input_tokens).toBe(3 + (3 + 2) + (3 + 2));
+      expect(((await message.json()) as { usage: { input_tokens: number } }).usage.input_tokens).toBe(input_tokens);
+    });
+
+    it('should refuse, as Anthropic does, a missing key or version and a body with max_tokens', async () => {
+      expect((await count({ 'anthropic-version': '2023-06-01' }, request)).status).toBe(401);
+      expect((await count({ 'x-api-key': 'k' }, request)).status).toBe(400);
+      const refused = await count(anthropic, { ...request, max_tokens: 10 });
+
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toEqual({
+        type: 'error',
+        error: { type: 'invalid_request_error', message: 'max_tokens: Extra inputs are not permitted' },
+      });
+    });
+  });
+
   describe('usage details asked for in the prompt', () => {
     const marker = '[mock-usage cached=40 cache_write=20 reasoning=30]';
     const asking = [{ role: 'user', content: `Say hello ${marker}` }];

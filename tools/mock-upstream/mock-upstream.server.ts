@@ -1,3 +1,4 @@
+import { respondAnthropicCount } from 'tools/mock-upstream/mock-anthropic-count';
 import { dialectAuthorized, matchDialect, respondInDialect } from 'tools/mock-upstream/provider-dialects';
 import { respondOpenAiEmbeddings } from 'tools/mock-upstream/mock-embeddings';
 import { MockUsageDetails, mockUsageDetailsIn } from 'tools/mock-upstream/mock-usage-details';
@@ -570,6 +571,8 @@ function handleRequest(state: ServerState, req: IncomingMessage, res: ServerResp
       sendError(res, 401, 'Missing API key header.');
     } else if (!isRecord(parsed.value)) {
       sendError(res, 400, 'The request body must be a JSON object.');
+    } else if (dialect === 'anthropic-count') {
+      respondAnthropicCount(res, req.headers, parsed.value);
     } else {
       const reply = { text: readControl(parsed.value, state).reply, details: mockUsageDetailsIn(rawBody) };
       respondInDialect(dialect, res, parsed.value, reply, ++state.sequence);

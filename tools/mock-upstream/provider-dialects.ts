@@ -16,10 +16,10 @@ import { MockUsageDetails } from 'tools/mock-upstream/mock-usage-details';
  */
 type Json = Record<string, unknown>;
 
-export type Dialect = 'anthropic' | 'gemini' | 'gemini-stream' | 'gemini-embed';
+export type Dialect = 'anthropic' | 'anthropic-count' | 'gemini' | 'gemini-stream' | 'gemini-embed';
 
 const DIALECT_PATTERN =
-  /^\/v1(?:beta)?\/(?:(messages)|models\/([^/:?]+):(generateContent|streamGenerateContent|batchEmbedContents))(?:\?.*)?$/;
+  /^\/v1(?:beta)?\/(?:(messages)(\/count_tokens)?|models\/([^/:?]+):(generateContent|streamGenerateContent|batchEmbedContents))(?:\?.*)?$/;
 const GEMINI_METHODS: Record<string, Dialect> = {
   generateContent: 'gemini',
   streamGenerateContent: 'gemini-stream',
@@ -32,14 +32,14 @@ export function matchDialect(method: string, path: string): Dialect | null {
     return null;
   }
   if (match[1]) {
-    return 'anthropic';
+    return match[2] ? 'anthropic-count' : 'anthropic';
   }
-  return GEMINI_METHODS[match[3]];
+  return GEMINI_METHODS[match[4]];
 }
 
 /** Anthropic and Google authenticate with their own headers rather than a bearer token. */
 export function dialectAuthorized(dialect: Dialect, headers: Record<string, string | string[] | undefined>): boolean {
-  const key = dialect === 'anthropic' ? headers['x-api-key'] : headers['x-goog-api-key'];
+  const key = dialect.startsWith('anthropic') ? headers['x-api-key'] : headers['x-goog-api-key'];
   return typeof key === 'string' && key !== '';
 }
 
@@ -74,16 +74,21 @@ export function replyFor(
 ): DialectReply {
   const all = reply.text.match(/\s*\S+\s*/g) ?? [];
   const truncated = maxTokens !== undefined && all.length > maxTokens;
+  return {
+    pieces: truncated ? all.slice(0, maxTokens) : all,
+    truncated,
+    promptTokens: mockPromptTokens(turns, system),
+    details: reply.details ?? NO_DETAILS,
+  };
+}
+
+/** The prompt tokens the mock bills: one per word plus 3 per turn, 3 for the request and 3 for a system text. */
+export function mockPromptTokens(turns: unknown[], system: string): number {
   const prompt = turns.reduce<number>(
     (sum, turn) => sum + 3 + words(textOfParts(isRecord(turn) ? (turn.content ?? turn.parts) : '')),
     3,
   );
-  return {
-    pieces: truncated ? all.slice(0, maxTokens) : all,
-    truncated,
-    promptTokens: prompt + (system ? 3 + words(system) : 0),
-    details: reply.details ?? NO_DETAILS,
-  };
+  return prompt + (system ? 3 + words(system) : 0);
 }
 
 export interface MockReply {
