@@ -9,11 +9,25 @@ import { ApiError } from 'src/common/errors/api-error';
  */
 export const ANTHROPIC_WIRE = { wire: 'anthropic' } as const;
 
-type RoutedRequest = Pick<FastifyRequest, 'headers'> & { routeOptions?: { config?: unknown } };
+/** Anthropic's Messages API and every path under it: Anthropic's clients call them and read their errors. */
+const ANTHROPIC_PATH = /^\/v1\/messages(?:[/?#]|$)/;
 
+type RoutedRequest = Pick<FastifyRequest, 'headers'> & {
+  url?: string;
+  routeOptions?: { url?: string; config?: unknown };
+};
+
+/**
+ * A route marked ANTHROPIC_WIRE, or a request no route matched under /v1/messages: an Anthropic client
+ * that calls a path or method we lack (a newer endpoint, say) must still read our 404, and be let in with
+ * its `x-api-key` to get it, rather than see a 401 for a header it was never told to send.
+ */
 export function speaksAnthropic(request: RoutedRequest): boolean {
   const config = request.routeOptions?.config as { wire?: string } | undefined;
-  return config?.wire === ANTHROPIC_WIRE.wire;
+  if (config?.wire === ANTHROPIC_WIRE.wire) {
+    return true;
+  }
+  return request.routeOptions?.url === undefined && ANTHROPIC_PATH.test(request.url ?? '');
 }
 
 /** The Authorization header, or on an Anthropic route the `x-api-key` header as a Bearer one. */
