@@ -64,7 +64,7 @@ function holdingPassedThinking(thinkingTokens: number): RequestValidator<ChatAdm
 }
 
 /** A refusal naming a chat parameter names the Messages one the client sent, in Anthropic's `field: …` style. */
-function inMessagesTerms(error: unknown): unknown {
+export function inMessagesTerms(error: unknown): unknown {
   if (!(error instanceof ApiError) || error.param === null) {
     return error;
   }

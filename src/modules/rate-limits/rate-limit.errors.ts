@@ -1,6 +1,6 @@
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 
-export type LimitName = 'requests per minute' | 'tokens per minute';
+export type LimitName = 'requests per minute' | 'tokens per minute' | 'token counts per minute';
 
 /** Seconds until a window resets, as the `x-ratelimit-reset-*` headers give it (`"12s"`). */
 export const resetIn = (ms: number) => `${Math.max(1, Math.ceil(ms / 1000))}s`;

@@ -15,3 +15,8 @@ export function tokenWindowKey(accountId: string, modelId: string, window: numbe
   const scope = endUser === undefined ? modelId : `${modelId}:u:${endUser}`;
   return `${accountSlot(accountId)}:tpm:${scope}:${window}`;
 }
+
+/** Token counts per minute of one key on one model (POST /v1/messages/count_tokens): `gw:{id}:rlc:<key>:<model>`. */
+export function countWindowKey(accountId: string, keyId: string, modelId: string): string {
+  return `${accountSlot(accountId)}:rlc:${keyId}:${modelId}`;
+}
