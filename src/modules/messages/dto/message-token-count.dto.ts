@@ -12,7 +12,7 @@ export class MessageCountTokensRequestDto extends PickType(MessageRequestDto, [
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: true,
-    description: 'Counted by Anthropic channels, which count thinking; the gateway’s own count ignores it',
+    description: "Counted by Anthropic channels, which count thinking; the gateway's own count ignores it",
     example: { type: 'enabled', budget_tokens: 2048 },
   })
   thinking?: object;
@@ -20,6 +20,7 @@ export class MessageCountTokensRequestDto extends PickType(MessageRequestDto, [
 
 export class MessageTokenCountDto {
   @ApiProperty({
+    type: 'integer',
     description:
       "The body's input tokens (system, messages, tools, images): Anthropic's own count on an Anthropic " +
       "channel, otherwise the gateway's, which errs high",
