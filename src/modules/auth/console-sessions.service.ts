@@ -100,7 +100,7 @@ export class ConsoleSessions {
     }
     const revoked = await this.sessions.revokeByRetiredHash(presented);
     if (revoked) {
-      this.logger.warn({ sessionId: revoked }, 'console refresh token used twice: session revoked');
+      this.logger.warn({ sessionId: revoked }, 'console refresh token reused past its grace: session revoked');
     }
     throw invalidSession();
   }
