@@ -115,6 +115,27 @@ describe('loadConfig: Redis', () => {
   });
 });
 
+describe('loadConfig: console sessions', () => {
+  const load = (env: Record<string, string>) => loadConfig({ NODE_ENV: 'test', ...env });
+
+  it('should end a session after 90 days and give a traded refresh token 10 seconds of grace by default', () => {
+    expect(load({}).auth).toMatchObject({ sessionMaxMs: 90 * 86_400_000, refreshGraceMs: 10_000 });
+    expect(load({ CONSOLE_SESSION_MAX_DAYS: '7', CONSOLE_REFRESH_GRACE_SECONDS: '0' }).auth).toMatchObject({
+      sessionMaxMs: 7 * 86_400_000,
+      refreshGraceMs: 0,
+    });
+  });
+
+  it.each([
+    ['CONSOLE_SESSION_MAX_DAYS', '0'],
+    ['CONSOLE_SESSION_MAX_DAYS', 'forever'],
+    ['CONSOLE_REFRESH_GRACE_SECONDS', '-1'],
+    ['CONSOLE_REFRESH_GRACE_SECONDS', '301'],
+  ])('should refuse %s=%s at startup', (name, value) => {
+    expect(() => load({ [name]: value })).toThrow(new RegExp(name));
+  });
+});
+
 describe('loadDatabaseConfig', () => {
   it('should let migrations run without the API secrets', () => {
     expect(loadDatabaseConfig({ DATABASE_URL: 'postgres://db/gateway' })).toEqual({

@@ -43,6 +43,10 @@ export interface AppConfig {
     /** Console sessions: the access token's life, and the idle time after which the refresh token dies. */
     accessTokenTtlSeconds: number;
     refreshTokenTtlMs: number;
+    /** A session's whole life from its login, refreshes or not. */
+    sessionMaxMs: number;
+    /** How long a traded refresh token still gets the pair it was traded for, rather than revoking its session. */
+    refreshGraceMs: number;
   };
   logLevel: string;
   bodyLimitBytes: number;
@@ -188,6 +192,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       hashQueue: dto.PASSWORD_HASH_QUEUE ?? 16,
       accessTokenTtlSeconds: dto.CONSOLE_ACCESS_TOKEN_TTL_SECONDS ?? 900,
       refreshTokenTtlMs: (dto.CONSOLE_REFRESH_TOKEN_TTL_DAYS ?? 30) * 86_400_000,
+      sessionMaxMs: (dto.CONSOLE_SESSION_MAX_DAYS ?? 90) * 86_400_000,
+      refreshGraceMs: (dto.CONSOLE_REFRESH_GRACE_SECONDS ?? 10) * 1_000,
     },
     logLevel: dto.LOG_LEVEL ?? (nodeEnv === 'test' ? 'silent' : 'info'),
     bodyLimitBytes: dto.BODY_LIMIT_BYTES ?? 20 * 1024 * 1024,

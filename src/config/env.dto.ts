@@ -139,6 +139,22 @@ export class EnvDto {
   @Max(365)
   CONSOLE_REFRESH_TOKEN_TTL_DAYS?: number;
 
+  /** A console session ends this many days after its login, however often it is refreshed. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(3650)
+  CONSOLE_SESSION_MAX_DAYS?: number;
+
+  /** How long a refresh token just traded still answers the same next pair (racing tabs), instead of counting as stolen. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(300)
+  CONSOLE_REFRESH_GRACE_SECONDS?: number;
+
   @IsOptional()
   @Transform(toInt)
   @IsInt()

@@ -1,6 +1,7 @@
 import { JwtService } from '@nestjs/jwt';
 import { createHash, randomBytes } from 'node:crypto';
 import { loadConfig } from 'src/config/app-config';
+import { SessionClock } from 'src/modules/auth/session-clock';
 import {
   eventually,
   expectError,
@@ -23,6 +24,16 @@ const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0';
 describe('console sessions', () => {
   // Password-change failures per e-mail are throttled like logins; a low limit shows it without 10 tries.
   const world = useGatewayWorld({ AUTH_FAILURES_PER_EMAIL: '3' });
+  // The app's session clock runs `ahead` ms ahead of the real one, so a test moves days or seconds
+  // on (past the grace of a traded refresh token, say) instead of waiting.
+  let ahead = 0;
+  const moveClock = (ms: number) => (ahead += ms);
+  beforeEach(() => {
+    ahead = 0;
+    jest.spyOn(world.gateway.app.get(SessionClock), 'now').mockImplementation(() => new Date(Date.now() + ahead));
+  });
+  afterEach(() => jest.restoreAllMocks());
+  const PAST_GRACE = 11_000;
 
   const signUp = async (email = uniqueEmail()): Promise<Session & { email: string; accountId: string }> => {
     const response = await world.gateway.call('POST', '/console/auth/register', {
@@ -68,6 +79,7 @@ describe('console sessions', () => {
       expect(Date.parse(response.body.refreshTokenExpiresAt) - Date.now()).toBeGreaterThan(29 * 86_400_000);
       expect((await account(response.body.accessToken)).body.id).toBe(customer.accountId);
 
+      moveClock(PAST_GRACE);
       expectError(await refresh(customer.refreshToken), 401, { code: 'invalid_session' });
     });
 
@@ -88,6 +100,7 @@ describe('console sessions', () => {
       const next: Session = (await refresh(customer.refreshToken)).body;
       expect((await account(next.accessToken)).status).toBe(200);
 
+      moveClock(PAST_GRACE);
       expectError(await refresh(customer.refreshToken), 401, { code: 'invalid_session' });
 
       // The thief's copy and the rightful holder's newer tokens are both dead now.
@@ -97,26 +110,6 @@ describe('console sessions', () => {
       // Another login of the account is another session: untouched.
       expect((await account(other.accessToken)).status).toBe(200);
       expect((await refresh(other.refreshToken)).status).toBe(200);
-    });
-
-    it('should let exactly one of 10 concurrent refreshes with one token through', async () => {
-      const customer = await signUp();
-      const answers = await Promise.all(Array.from({ length: 10 }, () => refresh(customer.refreshToken)));
-
-      const statuses = answers.map((answer) => answer.status).sort();
-      expect(statuses).toEqual([200, ...Array<number>(9).fill(401)]);
-      for (const answer of answers.filter((a) => a.status !== 200)) {
-        expectError(answer, 401, { code: 'invalid_session' });
-      }
-      const { rows } = await world.db.query(
-        'SELECT count(*)::int AS rotations FROM console_retired_refresh_tokens r JOIN console_sessions s ON s.id = r.session_id WHERE s.account_id = $1',
-        [customer.accountId],
-      );
-      expect(rows).toEqual([{ rotations: 1 }]);
-      // The other nine presented a token already traded: that is a copy's use, so the session is
-      // revoked (a console refreshes once per session, not once per tab; see docs/console.md).
-      const winner = answers.find((answer) => answer.status === 200)!.body as Session;
-      expectError(await refresh(winner.refreshToken), 401, { code: 'invalid_session' });
     });
 
     it('should refuse an expired refresh token and leave its session as it was', async () => {
@@ -158,6 +151,81 @@ describe('console sessions', () => {
         param: 'refreshToken',
       });
       expectError(await refresh(42), 400, { param: 'refreshToken' });
+    });
+  });
+
+  describe('the grace of a traded refresh token, and the end of a session', () => {
+    const DAY = 86_400_000;
+
+    it('should give 10 concurrent refreshes with one token the same new pair, and keep the session', async () => {
+      const customer = await signUp();
+      const answers = await Promise.all(Array.from({ length: 10 }, () => refresh(customer.refreshToken)));
+
+      expect(answers.map((answer) => answer.status)).toEqual(Array<number>(10).fill(200));
+      const pair = answers[0].body as Session;
+      for (const answer of answers) {
+        expect(answer.body).toEqual(answers[0].body);
+      }
+      const { rows } = await world.db.query(
+        'SELECT count(*)::int AS rotations FROM console_retired_refresh_tokens r JOIN console_sessions s ON s.id = r.session_id WHERE s.account_id = $1',
+        [customer.accountId],
+      );
+      expect(rows).toEqual([{ rotations: 1 }]);
+      expect((await account(pair.accessToken)).status).toBe(200);
+
+      // Still within the grace: the same pair again, nothing stored readable.
+      moveClock(9_000);
+      expect((await refresh(customer.refreshToken)).body).toEqual(answers[0].body);
+      const stored = JSON.stringify(await sessionRows(customer.accountId));
+      expect(stored).not.toContain(pair.refreshToken.slice(5));
+      expect((await account(pair.accessToken)).status).toBe(200);
+      expect((await refresh(pair.refreshToken)).status).toBe(200);
+    });
+
+    it('should revoke the session when a traded token comes back after the grace', async () => {
+      const customer = await signUp();
+      const next: Session = (await refresh(customer.refreshToken)).body;
+
+      moveClock(PAST_GRACE);
+      expectError(await refresh(customer.refreshToken), 401, { code: 'invalid_session' });
+
+      expectError(await refresh(next.refreshToken), 401, { code: 'invalid_session' });
+      expectError(await account(next.accessToken), 401, { code: 'invalid_session' });
+    });
+
+    it('should revoke the session when a traded token comes back within the grace but after the next trade', async () => {
+      const customer = await signUp();
+      const next: Session = (await refresh(customer.refreshToken)).body;
+      const after: Session = (await refresh(next.refreshToken)).body;
+
+      expectError(await refresh(customer.refreshToken), 401, { code: 'invalid_session' });
+      expectError(await account(after.accessToken), 401, { code: 'invalid_session' });
+    });
+
+    it('should end a session CONSOLE_SESSION_MAX_DAYS (90) after its login, however often it is refreshed', async () => {
+      const customer = await signUp();
+      const [{ ends_at: endsAt }] = (
+        await world.db.query<{ ends_at: Date }>('SELECT ends_at FROM console_sessions WHERE account_id = $1', [
+          customer.accountId,
+        ])
+      ).rows;
+      expect(endsAt.getTime() - Date.now()).toBeGreaterThan(90 * DAY - 60_000);
+
+      let current: Session = customer;
+      for (let refreshes = 0; refreshes < 3; refreshes++) {
+        moveClock(29 * DAY);
+        const response = await refresh(current.refreshToken);
+        expect(response.status).toBe(200);
+        current = response.body;
+      }
+      // 87 days in, the refresh token dies with the session, not 30 days on.
+      expect((current as Session & { refreshTokenExpiresAt: string }).refreshTokenExpiresAt).toBe(endsAt.toISOString());
+      moveClock(3 * DAY - 60_000);
+      expect((await account(current.accessToken)).status).toBe(200);
+
+      moveClock(61_000);
+      expectError(await account(current.accessToken), 401, { code: 'invalid_session' });
+      expectError(await refresh(current.refreshToken), 401, { code: 'invalid_session' });
     });
   });
 

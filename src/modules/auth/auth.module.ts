@@ -12,6 +12,7 @@ import { ConsoleSessions } from 'src/modules/auth/console-sessions.service';
 import { PasswordChangeService } from 'src/modules/auth/password-change.service';
 import { PasswordController } from 'src/modules/auth/password.controller';
 import { PasswordHasherService } from 'src/modules/auth/password-hasher.service';
+import { SessionClock } from 'src/modules/auth/session-clock';
 import { SessionsController } from 'src/modules/auth/sessions.controller';
 import { MailModule } from 'src/modules/mail/mail.module';
 import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
@@ -37,6 +38,7 @@ import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
     PasswordHasherService,
     ConsoleSessions,
     ConsoleSessionsRepository,
+    SessionClock,
     PasswordChangeService,
   ],
   exports: [AuthService, ConsoleSessions, PasswordHasherService],

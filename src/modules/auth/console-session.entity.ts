@@ -28,7 +28,11 @@ export class ConsoleSessionEntity {
   @Column({ name: 'last_used_at', type: 'timestamptz' })
   lastUsedAt: Date;
 
-  /** When the current refresh token dies unused; each refresh moves it forward. */
+  /** When the session ends whatever its refreshes (CONSOLE_SESSION_MAX_DAYS after the login); expires_at never passes it. */
+  @Column({ name: 'ends_at', type: 'timestamptz' })
+  endsAt: Date;
+
+  /** When the current refresh token dies unused; each refresh moves it forward, up to ends_at. */
   @Index('console_sessions_expires_at_idx')
   @Column({ name: 'expires_at', type: 'timestamptz' })
   expiresAt: Date;

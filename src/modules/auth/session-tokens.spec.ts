@@ -4,6 +4,8 @@ import {
   newRefreshToken,
   refreshTokenHash,
   sessionUserAgent,
+  successorKey,
+  successorRefreshToken,
 } from 'src/modules/auth/session-tokens';
 
 describe('session tokens', () => {
@@ -15,6 +17,27 @@ describe('session tokens', () => {
         expect(isRefreshTokenShaped(token)).toBe(true);
         expect(Buffer.from(token.slice('gwrt_'.length), 'base64url')).toHaveLength(32);
       }
+    });
+  });
+
+  describe(successorRefreshToken.name, () => {
+    const key = successorKey('the deployment secret');
+
+    it('should give a token of the same shape, the same each time for one token and one key', () => {
+      const presented = newRefreshToken();
+      const next = successorRefreshToken(presented, key);
+      expect(isRefreshTokenShaped(next)).toBe(true);
+      expect(next).not.toBe(presented);
+      expect(successorRefreshToken(presented, key)).toBe(next);
+    });
+
+    it('should give another token for another token, or under another secret', () => {
+      const presented = newRefreshToken();
+      const next = successorRefreshToken(presented, key);
+      expect(successorRefreshToken(newRefreshToken(), key)).not.toBe(next);
+      expect(successorRefreshToken(presented, successorKey('another secret'))).not.toBe(next);
+      // Keyed apart from the JWT signatures: the secret itself is not the key.
+      expect(successorRefreshToken(presented, Buffer.from('the deployment secret'))).not.toBe(next);
     });
   });
 

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 
 /** Marks the token as ours for secret scanners; the 32 random bytes after it are the secret. */
 const REFRESH_TOKEN_PREFIX = 'gwrt_';
@@ -8,6 +8,20 @@ const MAX_USER_AGENT = 256;
 /** A new refresh token: 256 random bits, so it is stored as a plain SHA-256 (nothing to guess or stretch). */
 export function newRefreshToken(): string {
   return REFRESH_TOKEN_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/**
+ * The refresh token a refresh trades `presented` for: an HMAC of it under the deployment's key, so
+ * that a second refresh with the same token (a racing tab, within the grace) gets the very same one
+ * without the server ever keeping it readable. Without the key it is as unguessable as a random one.
+ */
+export function successorRefreshToken(presented: string, key: Buffer): string {
+  return REFRESH_TOKEN_PREFIX + createHmac('sha256', key).update(presented).digest('base64url');
+}
+
+/** The key of successorRefreshToken, derived from the JWT secret so that it is used for nothing else. */
+export function successorKey(jwtSecret: string): Buffer {
+  return createHmac('sha256', jwtSecret).update('console refresh token successor').digest();
 }
 
 /** What the database keeps of a refresh token. */

@@ -20,10 +20,14 @@ export class SessionsController {
   @Post('refresh')
   @PublicRoute()
   @HttpCode(200)
-  @ApiOkResponse({ type: SessionTokensDto, description: 'The next access token and refresh token' })
+  @ApiOkResponse({
+    type: SessionTokensDto,
+    description:
+      'The next access token and refresh token; the same pair again for the same refresh token within CONSOLE_REFRESH_GRACE_SECONDS of its trade',
+  })
   @ApiUnauthorizedResponse({
     description:
-      'Unknown, expired or revoked refresh token, or one already used, which revokes its session (code invalid_session)',
+      'Unknown, expired or revoked refresh token, a session past its CONSOLE_SESSION_MAX_DAYS, or a refresh token already traded and presented past the grace, which revokes its session (code invalid_session)',
   })
   refreshSession(@Body() dto: RefreshSessionDto): Promise<SessionTokensDto> {
     return this.sessions.refresh(dto.refreshToken);
