@@ -101,7 +101,11 @@ export class Erc20Logs {
    * Where the transaction's USDT transfer of `amount` to `to` is on the canonical chain now, or null
    * when the chain has no such transfer (the transaction is unknown, failed, or moved nothing to us).
    */
-  async transferNow(txid: string, to: string, amount: bigint): Promise<{ blockNumber: bigint; blockHash: string } | null> {
+  async transferNow(
+    txid: string,
+    to: string,
+    amount: bigint,
+  ): Promise<{ blockNumber: bigint; blockHash: string } | null> {
     const receipt = await this.call(() =>
       this.client.getTransactionReceipt({ hash: txid as `0x${string}` }).catch(notFound),
     );
