@@ -36,7 +36,7 @@ describe('USDT top-ups (TRC20 through the worker, against a fake TronGrid)', () 
 
     expect(first).toMatchObject({
       status: 200,
-      body: { data: [{ network: 'TRC20', address: expect.stringMatching(/^T/) }] },
+      body: { data: [{ network: 'TRC20', address: expect.stringMatching(/^T/), minimum: '1.000000' }] },
     });
     expect(again.body).toEqual(first.body);
     expect(other.body.data[0].address).not.toBe(first.body.data[0].address);
@@ -65,7 +65,7 @@ describe('USDT top-ups (TRC20 through the worker, against a fake TronGrid)', () 
       network: 'TRC20',
       amount: '25.000000',
       credit: '25',
-      instructions: { address, network: 'TRC20', confirmations: 0, required: 1 },
+      instructions: { address, network: 'TRC20', confirmations: 0, required: 1, minimum: '1.000000' },
     });
 
     send(address, '24500000');

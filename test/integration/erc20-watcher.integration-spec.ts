@@ -1,4 +1,5 @@
 import { Hex } from 'viem';
+import { metrics } from 'src/common/metrics/metrics';
 import { findLedgerMismatches } from 'src/modules/ledger/ledger-verifier';
 import { findDepositMismatches, findTopupMismatches } from 'src/modules/payments/topup-verifier';
 import { ChainWatchers, depositsOf, ETH_DEPOSIT_XPUB, startChainWatchers } from 'test/integration/chain-helpers';
@@ -8,6 +9,8 @@ import { spawnWorker, stopWorker } from 'test/support/worker-process';
 import { Client } from 'pg';
 
 const DEPTH = 12;
+/** A depth a reorg in these tests goes deeper than. */
+const SHALLOW = 3;
 
 describe('Erc20Watcher against a local Hardhat chain', () => {
   let db: TestDb;
@@ -103,6 +106,80 @@ describe('Erc20Watcher against a local Hardhat chain', () => {
     expect(await depositsOf(chain.dataSource, accountId)).toEqual([['999999', 'below_minimum', null]]);
   });
 
+  it('should add up transfers below the minimum and credit their sum once it reaches it', async () => {
+    const { accountId, address } = await newDepositor();
+    const order = await chain.pendingOrder(accountId, 'ERC20', 5_000_000n);
+    for (let sent = 0; sent < 2; sent++) {
+      await evm.transfer(usdt, address, 400_000n);
+      await evm.mine(DEPTH);
+      await chain.erc20.run();
+    }
+    expect(await depositsOf(chain.dataSource, accountId)).toEqual([
+      ['400000', 'below_minimum', null],
+      ['400000', 'below_minimum', null],
+    ]);
+    expect((await db.balanceOf(accountId)).balance).toBe(0n);
+
+    await evm.transfer(usdt, address, 400_000n);
+    await evm.mine(DEPTH);
+    await chain.erc20.run();
+
+    expect(await depositsOf(chain.dataSource, accountId)).toEqual([
+      ['400000', 'credited', 'paid'],
+      ['400000', 'credited', 'paid'],
+      ['400000', 'credited', 'paid'],
+    ]);
+    expect(await orderIdsOf(chain, accountId)).toEqual([order.id]);
+    expect((await chain.orders.findById(order.id))!).toMatchObject({ amount: 1_200_000n, credit: 1_200_000_000n });
+    expect((await db.balanceOf(accountId)).balance).toBe(1_200_000_000n);
+  });
+
+  it('should mark a credited transfer reorged deeper than its depth, with its order, and leave the credit to the operator', async () => {
+    const shallow = await startChainWatchers({ ...env, ERC20_CONFIRMATIONS: String(SHALLOW) });
+    try {
+      const { accountId, address } = await newDepositor();
+      const reorgedBefore = await reorgedCount();
+      const snapshot = await evm.snapshot();
+      await evm.transfer(usdt, address, 4_000_000n);
+      await evm.mine(SHALLOW - 1);
+      await shallow.erc20.run();
+      expect(await depositsOf(chain.dataSource, accountId)).toEqual([['4000000', 'credited', 'paid']]);
+
+      await evm.revert(snapshot);
+      await evm.mine(SHALLOW + 2);
+      await shallow.erc20.run();
+
+      expect(await depositsOf(chain.dataSource, accountId)).toEqual([['4000000', 'reorged', 'paid']]);
+      const [orderId] = await orderIdsOf(chain, accountId);
+      expect((await chain.orders.findById(orderId))!.reorgedAt).toBeInstanceOf(Date);
+      expect((await db.balanceOf(accountId)).balance).toBe(4_000_000_000n);
+      expect(await reorgedCount()).toBe(reorgedBefore + 1);
+    } finally {
+      await shallow.close();
+    }
+  });
+
+  it('should stop looking at a credited transfer once its block is finalized', async () => {
+    const shallow = await startChainWatchers({ ...env, ERC20_CONFIRMATIONS: String(SHALLOW) });
+    try {
+      const { accountId, address } = await newDepositor();
+      const snapshot = await evm.snapshot();
+      await evm.transfer(usdt, address, 3_000_000n);
+      await evm.mine(SHALLOW - 1);
+      await shallow.erc20.run();
+      // Hardhat calls its head finalized: the next run finds the credited block final.
+      await shallow.erc20.run();
+
+      await evm.revert(snapshot);
+      await evm.mine(SHALLOW + 2);
+      await shallow.erc20.run();
+
+      expect(await depositsOf(chain.dataSource, accountId)).toEqual([['3000000', 'credited', 'paid']]);
+    } finally {
+      await shallow.close();
+    }
+  });
+
   it('should credit once when two workers watch at once', async () => {
     const second = await startChainWatchers(env);
     try {
@@ -175,6 +252,19 @@ describe('Erc20Watcher against a local Hardhat chain', () => {
     expect(await depositsOf(chain.dataSource, accountId)).toEqual([['6000000', 'credited', 'paid']]);
   }, 60_000);
 });
+
+async function orderIdsOf(chain: ChainWatchers, accountId: string): Promise<string[]> {
+  const rows = await chain.dataSource.query<{ order_id: string }[]>(
+    'SELECT DISTINCT order_id FROM chain_deposits WHERE account_id = $1 AND order_id IS NOT NULL',
+    [accountId],
+  );
+  return rows.map((row) => row.order_id);
+}
+
+async function reorgedCount(): Promise<number> {
+  const { values } = await metrics.depositReorged.get();
+  return values.find((value) => value.labels.network === 'ERC20')?.value ?? 0;
+}
 
 async function cursorOf(chain: ChainWatchers): Promise<string | null> {
   const [row] = await chain.dataSource.query<{ block: string }[]>(

@@ -108,6 +108,12 @@ export const metrics = {
     labelNames: ['network', 'outcome'] as const,
     registers: [metricsRegistry],
   }),
+  depositReorged: new Counter({
+    name: 'gateway_deposit_reorged_total',
+    help: 'USDT transfers found gone from the chain after they were recorded (a reorg deeper than the crediting depth)',
+    labelNames: ['network'] as const,
+    registers: [metricsRegistry],
+  }),
   mails: new Counter({
     name: 'gateway_mails_total',
     help: 'Mails by kind and outcome (sent; retried: a try failed, another follows; failed: tries used up; dropped: no SMTP_URL)',

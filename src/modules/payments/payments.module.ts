@@ -5,6 +5,7 @@ import { QueueName } from 'src/common/queue/queue.constants';
 import { LedgerModule } from 'src/modules/ledger/ledger.module';
 import { ChainCursorsRepository } from 'src/modules/payments/chain/chain-cursors.repository';
 import { DepositCrediting } from 'src/modules/payments/chain/deposit-crediting.service';
+import { Erc20Finality } from 'src/modules/payments/chain/erc20-finality';
 import { ChainCursorEntity } from 'src/modules/payments/chain/chain-cursor.entity';
 import { ChainDepositEntity } from 'src/modules/payments/chain/chain-deposit.entity';
 import { ChainDepositsRepository } from 'src/modules/payments/chain/chain-deposits.repository';
@@ -40,6 +41,7 @@ const CORE_PROVIDERS = [
   ChainDepositsRepository,
   ChainCursorsRepository,
   DepositCrediting,
+  Erc20Finality,
 ];
 
 /** What both processes need of payments: the orders, the wallets, the one confirmation and the job producer. */

@@ -96,6 +96,10 @@ export class TopupOrderEntity {
   @Column({ name: 'paid_at', type: 'timestamptz', nullable: true })
   paidAt: Date | null;
 
+  /** USDT: when a transfer that paid it was found gone from the chain (a reorg); the credit stays for the operator to review. */
+  @Column({ name: 'reorged_at', type: 'timestamptz', nullable: true })
+  reorgedAt: Date | null;
+
   /** When the provider confirmed it stopped accepting payment. */
   @Column({ name: 'closed_at', type: 'timestamptz', nullable: true })
   closedAt: Date | null;

@@ -32,18 +32,25 @@ export interface DepositMismatch {
 
 /**
  * Every chain deposit that breaks "a credited deposit paid exactly one USDT order of its account and
- * network, for exactly the USDT it carried, and one below the minimum paid none", and every order paid
- * by a chain that no deposit explains.
+ * network, the deposits of an order (credited, or reorged since) carried exactly what it credited and
+ * one of them is its trade number, and one below the minimum paid none", and every order paid by a
+ * chain that no deposit explains.
  */
 export async function findDepositMismatches(dataSource: DataSource): Promise<DepositMismatch[]> {
   const rows = await dataSource.query<{ deposit_id: string | null; order_id: string | null }[]>(
-    `SELECT d.id AS deposit_id, COALESCE(d.order_id, o.id) AS order_id
+    `WITH paid_by AS (
+       SELECT order_id, SUM(amount) AS amount, array_agg(txid || ':' || event_index) AS refs
+       FROM chain_deposits WHERE order_id IS NOT NULL GROUP BY order_id
+     )
+     SELECT d.id AS deposit_id, COALESCE(d.order_id, o.id) AS order_id
      FROM chain_deposits d
      FULL JOIN (SELECT * FROM topup_orders WHERE confirmed_via = 'chain') o ON o.id = d.order_id
+     LEFT JOIN paid_by p ON p.order_id = o.id
      WHERE (d.status = 'below_minimum' AND d.order_id IS NOT NULL)
-        OR (d.status = 'credited' AND (o.id IS NULL OR o.status <> 'paid' OR o.currency <> 'USDT'
-            OR o.network <> d.network OR o.account_id <> d.account_id OR o.credit <> d.amount * 1000
-            OR o.provider_trade_no <> d.txid || ':' || d.event_index))
+        OR (d.status = 'credited' AND d.order_id IS NULL)
+        OR (d.order_id IS NOT NULL AND (o.id IS NULL OR o.status <> 'paid' OR o.currency <> 'USDT'
+            OR o.network <> d.network OR o.account_id <> d.account_id OR o.credit <> p.amount * 1000
+            OR NOT (o.provider_trade_no = ANY (p.refs))))
         OR (d.id IS NULL)`,
   );
   return rows.map((row) => ({ depositId: row.deposit_id, orderId: row.order_id }));

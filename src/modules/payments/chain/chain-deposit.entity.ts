@@ -2,16 +2,24 @@ import { bigintTransformer } from 'src/common/database/bigint.transformer';
 import { UsdtNetwork } from 'src/modules/payments/chain/usdt-network';
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 
-export const DEPOSIT_STATUSES = ['credited', 'below_minimum'] as const;
+/**
+ * below_minimum: waiting for more to the same address to reach USDT_MIN_DEPOSIT; credited: paid its
+ * order (alone, or with the small ones it completed); reorged: gone from the chain after it was recorded.
+ */
+export const DEPOSIT_STATUSES = ['credited', 'below_minimum', 'reorged'] as const;
 export type DepositStatus = (typeof DEPOSIT_STATUSES)[number];
 
 /** A confirmed transfer to one of our addresses: credited through an order, or kept for the operator. */
 @Entity('chain_deposits')
-@Check('chain_deposits_status_check', `"status" IN ('credited', 'below_minimum')`)
+@Check('chain_deposits_status_check', `"status" IN ('credited', 'below_minimum', 'reorged')`)
 @Check('chain_deposits_amount_check', `"amount" > 0`)
 // The same transfer, read twice (a repeated page, an overlapping range, two workers), is one deposit.
 @Index('chain_deposits_reference_key', ['network', 'txid', 'eventIndex'], { unique: true })
 @Index('chain_deposits_status_seq_idx', ['status', 'seq'])
+// The ERC20 watcher's look at what it recorded, until final.
+@Index('chain_deposits_unfinalized_idx', ['network', 'seq'], { where: '"finalized_at" IS NULL' })
+// An address's small deposits that wait to add up.
+@Index('chain_deposits_below_minimum_idx', ['network', 'address'], { where: `"status" = 'below_minimum'` })
 export class ChainDepositEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -46,10 +54,18 @@ export class ChainDepositEntity {
   @Column({ name: 'block_number', type: 'bigint', nullable: true, transformer: bigintTransformer })
   blockNumber: bigint | null;
 
+  /** ERC20: the block it was recorded in, to tell whether that block is still the chain's. */
+  @Column({ name: 'block_hash', type: 'text', nullable: true })
+  blockHash: string | null;
+
+  /** When its block was final (at once for TRC20, whose listing is solidified); null while it is watched. */
+  @Column({ name: 'finalized_at', type: 'timestamptz', nullable: true })
+  finalizedAt: Date | null;
+
   @Column({ type: 'text' })
   status: DepositStatus;
 
-  /** The order it paid; null below the minimum. */
+  /** The order it paid (several small deposits may pay one); null while below the minimum. */
   @Column({ name: 'order_id', type: 'uuid', nullable: true })
   orderId: string | null;
 

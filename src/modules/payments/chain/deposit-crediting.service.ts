@@ -20,6 +20,8 @@ export interface DepositResult {
  * What a confirmed transfer to one of our addresses becomes, in the watcher's transaction (with its
  * cursor): recorded once by its reference, then, at or above the minimum, the payment of the account's
  * oldest pending USDT order on that network, or of a top-up of its own, through the one confirmation.
+ * Transfers below the minimum wait at their address and add up: the one that brings their sum to the
+ * minimum credits the sum, once, and every one of them names that top-up.
  */
 @Injectable()
 export class DepositCrediting {
@@ -31,38 +33,30 @@ export class DepositCrediting {
   ) {}
 
   async record(manager: EntityManager, transfer: ChainTransfer, accountId: string): Promise<DepositResult> {
-    const credits = transfer.amount >= this.config.payments.chains.minDeposit;
-    const depositId = await this.deposits.insert(manager, transfer, accountId, credits ? 'credited' : 'below_minimum');
-    if (!depositId || !credits) {
-      return { outcome: depositId ? 'below_minimum' : 'duplicate', confirmation: null };
+    const depositId = await this.deposits.insert(manager, transfer, accountId, this.finalOnSight(transfer));
+    if (!depositId) {
+      return { outcome: 'duplicate', confirmation: null };
     }
-    const credit = creditForUsdt(transfer.amount);
-    const pending = await this.orders.oldestPendingUsdt(manager, accountId, transfer.network);
-    if (pending) {
-      await this.orders.setCarriedAmount(manager, pending.id, transfer.amount, credit);
+    const minimum = this.config.payments.chains.minDeposit;
+    let paying = [{ id: depositId, amount: transfer.amount }];
+    if (transfer.amount < minimum) {
+      paying = await this.deposits.waitingAt(manager, transfer.network, transfer.address);
+      if (paying.reduce((sum, deposit) => sum + deposit.amount, 0n) < minimum) {
+        return { outcome: 'below_minimum', confirmation: null };
+      }
     }
-    const orderId =
-      pending?.id ??
-      (
-        await this.orders.create(
-          {
-            accountId,
-            currency: 'USDT',
-            method: null,
-            network: transfer.network,
-            amount: transfer.amount,
-            credit,
-            rate: null,
-            expiresAt: null,
-          },
-          manager,
-        )
-      ).id;
-    await this.deposits.setOrder(manager, depositId, orderId);
+    const amount = paying.reduce((sum, deposit) => sum + deposit.amount, 0n);
+    const orderId = await this.orderFor(manager, transfer, accountId, amount);
+    await this.deposits.markCredited(
+      manager,
+      paying.map((deposit) => deposit.id),
+      orderId,
+    );
+    // The transfer that completed the sum stands for it: its reference is the order's trade number.
     const evidence = {
       provider: transfer.network,
       tradeNo: `${transfer.txid}:${transfer.eventIndex}`,
-      amount: formatAmount(transfer.amount, 'USDT'),
+      amount: formatAmount(amount, 'USDT'),
       rawStatus: 'CONFIRMED',
     };
     const confirmation = await this.confirmation.confirm(orderId, evidence, 'chain', manager);
@@ -77,5 +71,27 @@ export class DepositCrediting {
         await this.confirmation.announce(result.confirmation);
       }
     }
+  }
+
+  /** The account's oldest pending order on the network, taking the amount paid, or a top-up of its own. */
+  private async orderFor(
+    manager: EntityManager,
+    transfer: ChainTransfer,
+    accountId: string,
+    amount: bigint,
+  ): Promise<string> {
+    const credit = creditForUsdt(amount);
+    const pending = await this.orders.oldestPendingUsdt(manager, accountId, transfer.network);
+    if (pending) {
+      await this.orders.setCarriedAmount(manager, pending.id, amount, credit);
+      return pending.id;
+    }
+    const order = { accountId, currency: 'USDT' as const, method: null, network: transfer.network, rate: null };
+    return (await this.orders.create({ ...order, amount, credit, expiresAt: null }, manager)).id;
+  }
+
+  /** TronGrid lists only solidified transfers; an ERC20 watcher crediting at `finalized` reads only final blocks. */
+  private finalOnSight(transfer: ChainTransfer): boolean {
+    return transfer.network === 'TRC20' || this.config.payments.chains.erc20?.confirmations === 'finalized';
   }
 }

@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { Cursor, decodeCursor, encodeCursor } from 'src/common/http/cursor';
 import {
   AdminDepositDto,
@@ -18,10 +19,12 @@ export class DepositsService {
   constructor(
     private readonly addresses: DepositAddressesService,
     private readonly deposits: ChainDepositsRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async addressesOf(accountId: string): Promise<DepositAddressListDto> {
-    return { data: (await this.addresses.listFor(accountId)).map((row) => DepositAddressDto.from(row)) };
+    const minimum = this.config.payments.chains.minDeposit;
+    return { data: (await this.addresses.listFor(accountId)).map((row) => DepositAddressDto.from(row, minimum)) };
   }
 
   async adminList(query: AdminDepositQueryDto): Promise<AdminDepositPageDto> {

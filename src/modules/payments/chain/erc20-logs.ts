@@ -1,6 +1,14 @@
 import { Erc20Config } from 'src/config/chain-config';
 import { ChainUnavailable } from 'src/modules/payments/chain/trongrid-client';
-import { createPublicClient, http, parseAbiItem, PublicClient } from 'viem';
+import {
+  BlockNotFoundError,
+  createPublicClient,
+  http,
+  parseAbiItem,
+  parseEventLogs,
+  PublicClient,
+  TransactionReceiptNotFoundError,
+} from 'viem';
 
 const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 /** Recipients per eth_getLogs call: the topic list of one filter stays small enough for any provider. */
@@ -77,6 +85,42 @@ export class Erc20Logs {
     }
   }
 
+  /** The canonical block's hash at each height; a height past the head is left out. */
+  async hashesAt(heights: bigint[]): Promise<Map<bigint, string>> {
+    const hashes = new Map<bigint, string>();
+    for (const height of heights) {
+      const block = await this.call(() => this.client.getBlock({ blockNumber: height }).catch(notFound));
+      if (block?.hash) {
+        hashes.set(height, block.hash);
+      }
+    }
+    return hashes;
+  }
+
+  /**
+   * Where the transaction's USDT transfer of `amount` to `to` is on the canonical chain now, or null
+   * when the chain has no such transfer (the transaction is unknown, failed, or moved nothing to us).
+   */
+  async transferNow(
+    txid: string,
+    to: string,
+    amount: bigint,
+  ): Promise<{ blockNumber: bigint; blockHash: string } | null> {
+    const receipt = await this.call(() =>
+      this.client.getTransactionReceipt({ hash: txid as `0x${string}` }).catch(notFound),
+    );
+    if (!receipt || receipt.status !== 'success') {
+      return null;
+    }
+    const found = parseEventLogs({ abi: [TRANSFER], logs: receipt.logs, eventName: 'Transfer', strict: true }).some(
+      (log) =>
+        log.address.toLowerCase() === this.config.contract.toLowerCase() &&
+        log.args.to.toLowerCase() === to.toLowerCase() &&
+        log.args.value === amount,
+    );
+    return found ? { blockNumber: receipt.blockNumber, blockHash: receipt.blockHash } : null;
+  }
+
   private async call<T>(work: () => Promise<T>): Promise<T> {
     try {
       return await work();
@@ -84,4 +128,12 @@ export class Erc20Logs {
       throw new ChainUnavailable(`the JSON-RPC endpoint failed: ${(error as Error).message.split('\n')[0]}`);
     }
   }
+}
+
+/** An answer of "no such block / receipt" is an answer, not a failure of the endpoint. */
+function notFound(error: unknown): null {
+  if (error instanceof BlockNotFoundError || error instanceof TransactionReceiptNotFoundError) {
+    return null;
+  }
+  throw error;
 }

@@ -9,6 +9,7 @@ import { withChainLease } from 'src/modules/payments/chain/chain-lease';
 import { DepositAddressEntity } from 'src/modules/payments/chain/deposit-address.entity';
 import { DepositAddressesRepository } from 'src/modules/payments/chain/deposit-addresses.repository';
 import { DepositCrediting, DepositResult } from 'src/modules/payments/chain/deposit-crediting.service';
+import { Erc20Finality } from 'src/modules/payments/chain/erc20-finality';
 import { Erc20Logs, TransferLog } from 'src/modules/payments/chain/erc20-logs';
 import { ChainUnavailable } from 'src/modules/payments/chain/trongrid-client';
 import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
@@ -24,7 +25,8 @@ const FIRST_RUN_LOOKBACK = 10_000n;
  * The ERC20 watcher: the token's Transfer logs to our addresses, block range by block range up to the
  * safe block (`ERC20_CONFIRMATIONS` deep, or finalized), each range credited in one transaction with
  * the cursor's advance. A log whose block is no longer the canonical one at its height stops the run
- * before it is credited: a reorg is waited out, never credited.
+ * before it is credited: a reorg is waited out, never credited. What it credited is watched until
+ * final (Erc20Finality).
  */
 @Injectable()
 export class Erc20Watcher {
@@ -34,6 +36,7 @@ export class Erc20Watcher {
     private readonly cursors: ChainCursorsRepository,
     private readonly orders: TopupOrdersRepository,
     private readonly crediting: DepositCrediting,
+    private readonly finality: Erc20Finality,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -58,6 +61,8 @@ export class Erc20Watcher {
   }
 
   private async watch(chain: Erc20Logs, depth: number | 'finalized'): Promise<number> {
+    // What was credited before is looked at first: a block this run reads is never final yet to it.
+    await this.finality.check(chain);
     const head = await chain.head();
     const safe = depth === 'finalized' ? await chain.finalized() : head - BigInt(depth - 1);
     // Read after the head: a transfer in a block up to it was sent to an address that existed by then.

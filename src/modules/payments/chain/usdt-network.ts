@@ -13,4 +13,6 @@ export interface ChainTransfer {
   /** USDT micros (6 decimals). */
   amount: bigint;
   blockNumber: bigint | null;
+  /** ERC20: the hash of its block, to notice a reorg after it is recorded. */
+  blockHash?: string | null;
 }

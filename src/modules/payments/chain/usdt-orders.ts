@@ -6,7 +6,7 @@ import { DepositAddressesService } from 'src/modules/payments/chain/deposit-addr
 import { UsdtNetwork } from 'src/modules/payments/chain/usdt-network';
 import { TopupCreateDto } from 'src/modules/payments/dto/topup.dto';
 import { PaymentSettings } from 'src/modules/payments/payment-settings.service';
-import { creditForUsdt, parseAmount } from 'src/common/money/topup-amounts';
+import { creditForUsdt, formatAmount, parseAmount } from 'src/common/money/topup-amounts';
 import { NewTopupOrder } from 'src/modules/payments/topup-orders.repository';
 
 /**
@@ -17,7 +17,7 @@ const FINALIZED_ESTIMATE = 64;
 
 export interface UsdtOrderPlan {
   order: NewTopupOrder;
-  instructions: { address: string; network: UsdtNetwork; confirmations: number; required: number };
+  instructions: { address: string; network: UsdtNetwork; confirmations: number; required: number; minimum: string };
 }
 
 /**
@@ -67,7 +67,13 @@ export class UsdtOrders {
         createdAt,
         expiresAt: new Date(createdAt.getTime() + settings.orderTtlMinutes * 60_000),
       },
-      instructions: { address: address.address, network, confirmations: 0, required: this.required(network) },
+      instructions: {
+        address: address.address,
+        network,
+        confirmations: 0,
+        required: this.required(network),
+        minimum: formatAmount(this.config.payments.chains.minDeposit, 'USDT'),
+      },
     };
   }
 

@@ -17,8 +17,16 @@ export class DepositAddressDto {
   })
   address: string;
 
-  static from(row: DepositAddressEntity): DepositAddressDto {
-    return { network: row.network, address: row.address };
+  @ApiProperty({
+    pattern: MONEY_PATTERN,
+    example: '1.000000',
+    description:
+      'The least a transfer credits by itself; smaller transfers to the address add up, and credit once their sum reaches it',
+  })
+  minimum: string;
+
+  static from(row: DepositAddressEntity, minimum: bigint): DepositAddressDto {
+    return { network: row.network, address: row.address, minimum: formatAmount(minimum, 'USDT') };
   }
 }
 
@@ -60,14 +68,17 @@ export class AdminDepositDto {
     example: 'credited',
     enumName: 'DepositStatus',
     enum: DEPOSIT_STATUSES,
-    description: 'below_minimum: recorded, not credited; settle it by hand',
+    description:
+      'below_minimum: recorded, not credited yet: it credits with the next ones to its address once their sum reaches USDT_MIN_DEPOSIT. ' +
+      'credited: paid its order (orderId), alone or with the small ones before it. ' +
+      'reorged: gone from the chain after it was recorded (ERC20); if it had credited, the credit stands and the order shows reorgedAt: review it by hand',
   })
   status: DepositStatus;
 
   @ApiPropertyOptional({
     example: '3f1c2a9e-8b4d-4c6e-9a7b-1d2e3f4a5b6c',
     format: 'uuid',
-    description: 'The top-up it paid',
+    description: 'The top-up it paid (several small deposits may share one)',
   })
   orderId?: string;
 
@@ -101,7 +112,7 @@ export class AdminDepositPageDto {
 export class AdminDepositQueryDto extends CursorQueryDto {
   @ApiPropertyOptional({ enum: DEPOSIT_STATUSES, enumName: 'DepositStatus', example: 'below_minimum' })
   @IsOptional()
-  @IsIn(DEPOSIT_STATUSES, { message: 'status must be credited or below_minimum' })
+  @IsIn(DEPOSIT_STATUSES, { message: 'status must be credited, below_minimum or reorged' })
   status?: DepositStatus;
 
   @ApiPropertyOptional({ enum: USDT_NETWORKS, enumName: 'UsdtNetwork', example: 'TRC20' })

@@ -76,6 +76,14 @@ export class TopupInstructionsDto {
 
   @ApiPropertyOptional({ example: 20, description: 'USDT: confirmations that credit' })
   required?: number;
+
+  @ApiPropertyOptional({
+    pattern: MONEY_PATTERN,
+    example: '1.000000',
+    description:
+      'USDT: the least a transfer credits by itself; smaller transfers to the address add up, and credit once their sum reaches it',
+  })
+  minimum?: string;
 }
 
 export class TopupDto {
@@ -125,6 +133,14 @@ export class TopupDto {
   @ApiPropertyOptional({ example: '2026-11-21T08:35:12.000Z', format: 'date-time' })
   paidAt?: string;
 
+  @ApiPropertyOptional({
+    example: '2026-11-21T09:02:40.000Z',
+    format: 'date-time',
+    description:
+      'USDT: when a transfer that paid it was found gone from the chain (a reorg); the credit stays until the operator reviews it',
+  })
+  reorgedAt?: string;
+
   @ApiProperty({ type: TopupInstructionsDto })
   instructions: TopupInstructionsDto;
 
@@ -141,6 +157,7 @@ export class TopupDto {
       createdAt: order.createdAt.toISOString(),
       ...(order.expiresAt && { expiresAt: order.expiresAt.toISOString() }),
       ...(order.paidAt && { paidAt: order.paidAt.toISOString() }),
+      ...(order.reorgedAt && { reorgedAt: order.reorgedAt.toISOString() }),
       instructions: order.instructions ?? {},
     };
   }
