@@ -34,7 +34,7 @@ export async function createApiApp(
     genReqId: newRequestId,
     requestIdHeader: false,
     forceCloseConnections: 'idle',
-    // While closing, Fastify's own 503 is not in SPEC's shape; registerEdgeHooks refuses in it instead.
+    // While closing, Fastify's own 503 is not the error object; registerEdgeHooks refuses in it instead.
     return503OnClosing: false,
     keepAliveTimeout: 65_000,
     routerOptions: { maxParamLength: 512 },

@@ -78,7 +78,7 @@ export function registerEdgeHooks(
     void reply.header('x-request-id', request.id);
     const { shutdown, inFlight, apiKeys } = edge();
     // `on`, not `once`: a response closes once, and `once`'s per-call wrapper kept every request's
-    // objects alive past two scavenges (docs/performance.md, "Round twelve").
+    // objects alive past two scavenges (docs/performance.md, "The request path's small costs").
     reply.raw.on('close', inFlight.enter());
     if (shutdown.draining && !isProbe(request.url)) {
       return answer(request, reply, shuttingDown());

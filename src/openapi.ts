@@ -40,7 +40,7 @@ const CHANGE_ERROR_DESCRIPTIONS: Record<string, Record<number, string>> = {
   '/console/': { 403: 'The account is suspended (`account_suspended`): its console is read-only' },
   '/admin/': { 503: 'The audit log cannot be written now; nothing was changed' },
 };
-/** The wallets' notifications answer in the wallets' own shapes, not SPEC's. */
+/** The wallets' notifications answer in the wallets' own shapes, not the error object. */
 const OWN_ERROR_SHAPES = ['/webhooks/'];
 /**
  * The routes marked `@RouteConfig(ANTHROPIC_WIRE)`: every error they answer, even one raised before the
@@ -132,8 +132,8 @@ function speaksAnthropic(path: string): boolean {
 }
 
 /**
- * Every error response of SPEC's surfaces carries the error object, declared or added by rule; the
- * Anthropic-wire routes carry Anthropic's error body instead.
+ * Every error response of /v1, /console and /admin carries the error object (docs/errors.md), declared
+ * or added by rule; the Anthropic-wire routes carry Anthropic's error body instead.
  */
 function addErrorResponses(document: OpenAPIObject): void {
   for (const [path, item] of Object.entries(document.paths)) {

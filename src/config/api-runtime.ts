@@ -14,7 +14,7 @@
  * then a pause of 5-21 ms) every few requests.
  * No full collection before the old space reaches 80 MB gives them ~35 MB of room (image CPU per
  * request about a third lower) and changes nothing once streams keep more than ~65 MB live, where 20 %
- * already asks for more (docs/performance.md, round fifteen).
+ * already asks for more (docs/performance.md, "Memory").
  *
  * The young generation is capped at two 8 MB semi-spaces (V8's default: 16 MB). Under load it
  * grows to its cap and stays there, resident; halving it took 1,000 streams from ~255 to ~227 MB
@@ -24,7 +24,7 @@
  * pool of four threads by default, whatever the machine. The API's JavaScript is one thread and its
  * pods ask for half a core: one helper thread gave 1,000 streams ~10 MB less RSS (fewer per-thread
  * buffers and allocator arenas kept resident), with no longer event-loop stalls; the 50-client JSON
- * throughput paid 0-11 % in paired runs, streams nothing (docs/performance.md, round seventeen).
+ * throughput paid 0-11 % in paired runs, streams nothing (docs/performance.md, "Memory").
  */
 export const API_NODE_FLAGS = [
   '--heap-growing-percent=20',

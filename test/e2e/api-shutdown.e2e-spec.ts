@@ -15,7 +15,7 @@ const INPUT_PRICE = '2.5';
 const OUTPUT_PRICE = '10';
 const words = (count: number) => Array.from({ length: count }, (_, i) => `word${i}`).join(' ');
 
-/** After SIGTERM a new request is refused: 503 server_overloaded in SPEC's shape, or a closed listener. Never 502. */
+/** After SIGTERM a new request is refused: 503 server_overloaded (docs/errors.md), or a closed listener. Never 502. */
 function expectRefused(answer: Answer | { error: string }): void {
   if ('error' in answer) {
     expect(answer.error).toBe('ECONNREFUSED');

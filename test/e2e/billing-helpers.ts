@@ -96,7 +96,7 @@ export async function usageRecordFailuresSince(before: Record<string, number>): 
   );
 }
 
-/** The response is `status` with exactly SPEC 2.4's error object. */
+/** The response is `status` with exactly the error object (docs/errors.md). */
 export function expectApiError(
   response: HttpResult,
   status: number,

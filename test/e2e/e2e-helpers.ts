@@ -14,7 +14,7 @@ export interface ExpectedError {
 }
 
 /**
- * The answer is `status` with exactly SPEC 2.4's error object. Status and body are compared together,
+ * The answer is `status` with exactly the error object (docs/errors.md). Status and body are compared together,
  * so a failure shows what the server actually said.
  */
 export function expectError(response: HttpResult, status: number, expected: ExpectedError = {}): void {

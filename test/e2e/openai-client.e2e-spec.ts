@@ -5,7 +5,7 @@ import { Customer, TestGateway } from 'test/support/gateway';
 const MOCK_REPLY = 'Hello from the mock upstream.';
 
 /**
- * SPEC 1.1: clients written for the wire format work after changing only the base address and the
+ * Clients written for the wire format work after changing only the base address and the
  * key. Proven with the official `openai` npm client.
  */
 describe('the official openai client against the gateway', () => {

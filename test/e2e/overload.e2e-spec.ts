@@ -8,7 +8,7 @@ interface Timed {
 }
 
 /**
- * SPEC 7's 503 row: each API process relays a bounded number of completions at once (with a short
+ * The 503 (docs/errors.md, "Statuses"): each API process relays a bounded number of completions at once (with a short
  * bounded queue); past that it answers 503 server_overloaded at once instead of slowing everyone down.
  */
 describe('overload', () => {

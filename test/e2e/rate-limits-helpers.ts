@@ -39,7 +39,7 @@ export interface ExpectedLimit {
 }
 
 /**
- * A SPEC 7 429: exactly the error object `{message, type: 'requests', code: 'rate_limit_exceeded', param: null}`,
+ * A 429: exactly the error object `{message, type: 'requests', code: 'rate_limit_exceeded', param: null}`,
  * a message naming the model, the limit and the counts, and a `retry-after` header (whole seconds) that
  * agrees with the message. Returns the retry-after seconds.
  */

@@ -15,9 +15,9 @@ const WINDOW_MS = 60_000;
 const MAX_OUTPUT = 1000;
 
 /**
- * Tokens per minute (SPEC 8): a request is admitted with an estimate (prompt estimate + max output × n)
- * and the count is corrected to the usage the upstream reported once the request ends. Refused
- * requests neither reach the upstream nor cost anything.
+ * Tokens per minute (docs/errors.md, "Limits"): a request is admitted with an estimate (prompt
+ * estimate + max output × n) and the count is corrected to the usage the upstream reported once the
+ * request ends. Refused requests neither reach the upstream nor cost anything.
  */
 describe('tokens per minute', () => {
   let gateway: TestGateway;

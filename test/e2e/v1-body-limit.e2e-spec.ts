@@ -3,7 +3,7 @@ import { expectApiError, expectInvalidApiKey, userMessage } from 'test/e2e/v1-he
 
 const BODY_LIMIT_BYTES = 2048;
 
-/** SPEC 7 has no 413 row: the status is 413 and the body is still SPEC 2.4's error object (any code). */
+/** A body over the limit: 413, and the body is still the error object (docs/errors.md; any code). */
 function expectPayloadTooLarge(response: HttpResult): void {
   const code: unknown = response.body?.error?.code;
   expect(code === null || typeof code === 'string').toBe(true);

@@ -111,7 +111,7 @@ interface Outcome {
   body: unknown;
 }
 
-/** SPEC 2.4: exactly one key `error` with a non-empty message, a type, and param and code as strings or null. */
+/** Exactly one key `error` with a non-empty message, a type, and param and code as strings or null. */
 function isSpecError(outcome: Outcome): boolean {
   const body = outcome.body as { error?: Record<string, unknown> } | null;
   const error = body?.error;
@@ -131,7 +131,7 @@ function isSpecError(outcome: Outcome): boolean {
   );
 }
 
-/** Seeded hostile requests: every one refused in SPEC's shape, quickly, and not a nano-dollar moved. */
+/** Seeded hostile requests: every one refused as the error object, quickly, and not a nano-dollar moved. */
 describe('/v1 chat completions under a seeded fuzz of malformed requests', () => {
   let gateway: TestGateway;
   let books: Books;
@@ -164,7 +164,7 @@ describe('/v1 chat completions under a seeded fuzz of malformed requests', () =>
     try {
       body = JSON.parse(raw);
     } catch {
-      // kept as text: not SPEC-shaped
+      // kept as text: not the error object
     }
     return { index, status: response.status, body };
   }

@@ -8,7 +8,7 @@ export interface ExpectedError {
   param?: unknown;
 }
 
-/** The response is `status` with exactly SPEC 2.4's error object: one key `error` with message, type, param, code. */
+/** The response is `status` with exactly the error object: one key `error` with message, type, param, code. */
 export function expectApiError(response: HttpResult, status: number, expected: ExpectedError): void {
   expect({ status: response.status, body: response.body }).toEqual({
     status,
@@ -24,12 +24,12 @@ export function expectApiError(response: HttpResult, status: number, expected: E
   expect((response.body as { error: { message: string } }).error.message).not.toBe('');
 }
 
-/** A SPEC 7 400 row: `invalid_request_error`, code null, and the offending parameter. */
+/** A 400 (docs/errors.md): `invalid_request_error`, code null, and the offending parameter. */
 export function expectInvalidRequest(response: HttpResult, param: unknown = null): void {
   expectApiError(response, 400, { type: 'invalid_request_error', code: null, param });
 }
 
-/** A SPEC 5 401: missing, malformed, unknown or deleted key. */
+/** A 401 `invalid_api_key`: missing, malformed, unknown or deleted key. */
 export function expectInvalidApiKey(response: HttpResult): void {
   expectApiError(response, 401, { type: 'invalid_request_error', code: 'invalid_api_key', param: null });
 }

@@ -1,7 +1,7 @@
 import { Customer, TestGateway } from 'test/support/gateway';
 import { expectApiError, userMessage } from 'test/e2e/v1-helpers';
 
-/** SPEC 7's 429 row and SPEC 8: per-account requests- and tokens-per-minute limits, and the balance rule. */
+/** The limits (docs/errors.md): per-account requests- and tokens-per-minute limits, and the balance rule. */
 describe('/v1 limits (SPEC 7 and 8)', () => {
   let gateway: TestGateway;
 

@@ -314,7 +314,7 @@ describe('/v1 routing and failover', () => {
   });
 });
 
-/** SPEC 7 gives 502 no body shape; it is still the error object, of type server_error. */
+/** A 502's body is still the error object, of type server_error (docs/errors.md). */
 function expectServerError(response: HttpResult, status: number): void {
   const code: unknown = response.body?.error?.code;
   expect(code === null || typeof code === 'string').toBe(true);

@@ -67,7 +67,7 @@ export function pairReports(base: BenchReport[], head: BenchReport[]): PairedFig
 
 const list = (values: (number | null)[]) => values.map((value) => (value === null ? '-' : String(value))).join(', ');
 
-/** A Markdown table of every run's figures, with the median CPU change: what docs/performance.md records. */
+/** A Markdown table of every run's figures, with the median CPU change: the evidence a change is judged by. */
 export function formatPairs(paired: PairedFigures[]): string {
   const header = [
     '| scenario | target | base req/s | head req/s | base CPU µs/req | head CPU µs/req | median CPU | head cheaper |',

@@ -7,7 +7,7 @@ export interface AnthropicErrorBody {
 }
 
 /**
- * SPEC's error kinds in Anthropic's terms: its `error.type` and HTTP status. The statuses stay SPEC's,
+ * The error kinds (docs/errors.md) in Anthropic's terms: its `error.type` and HTTP status. The statuses stay ours,
  * except overload, which Anthropic signals as 529 `overloaded_error` (its clients back off on it).
  */
 const ANTHROPIC_ERRORS: Record<ErrorKind, { type: string; status?: number }> = {
@@ -40,7 +40,7 @@ export function anthropicError(error: ApiError): { status: number; body: Anthrop
   return { status: status ?? error.status, body: { type: 'error', error: { type, message: error.message } } };
 }
 
-/** An error in a stream's SPEC shape (`error.type` server_error…) as Anthropic's body; the message is kept. */
+/** An error in a stream's own shape (`error.type` server_error…) as Anthropic's body; the message is kept. */
 export function anthropicStreamError(message: string, code: string | null): AnthropicErrorBody {
   const type = code === 'server_overloaded' ? 'overloaded_error' : 'api_error';
   return { type: 'error', error: { type, message } };

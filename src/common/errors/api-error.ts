@@ -1,7 +1,7 @@
 import { withFields } from 'src/common/with-fields';
 
 /**
- * Every error the service answers with, in SPEC 2.4's shape. Each kind fixes the HTTP status, the
+ * Every error the service answers with, as the error object (docs/errors.md). Each kind fixes the HTTP status, the
  * `type` and the machine `code`; the table below is exhaustive over ErrorKind at compile time.
  */
 export enum ErrorKind {

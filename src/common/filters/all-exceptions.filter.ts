@@ -7,7 +7,10 @@ import { errorAnswer } from 'src/common/http/wire-format';
 import { errorLogFields } from 'src/common/filters/error-log-fields';
 import { LOGGER } from 'src/common/logging/logger';
 
-/** The one place errors become HTTP answers: SPEC 2.4's shape, or Anthropic's on a route marked for it (wire-format.ts). */
+/**
+ * The one place errors become HTTP answers: the error object (docs/errors.md), or Anthropic's on a route
+ * marked for it (wire-format.ts).
+ */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
   constructor(@Inject(LOGGER) private readonly logger: Logger) {}
@@ -24,7 +27,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
 }
 
 /**
- * Answers `exception` in SPEC's error shape (or Anthropic's, wire-format.ts), logging only what an
+ * Answers `exception` as the error object (or Anthropic's, wire-format.ts), logging only what an
  * internal error was: the filter's work, shared with the routes Nest's router does not run (direct-routes.ts).
  */
 export async function answerError(

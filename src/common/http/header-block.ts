@@ -8,7 +8,7 @@ import { ServerResponse } from 'node:http';
  * append a rope node (a "cons string") pointing at its two halves, so a stream's nine or ten headers
  * stay as some fifty nodes and their pieces: about 1.1 KB more than the flat block, kept for as long
  * as the stream runs (a thousand slow streams: ~1.4 MB of the API's live heap, docs/performance.md,
- * round twenty-five). Reading one character makes V8 flatten a rope in place: the root then holds the
+ * "Memory"). Reading one character makes V8 flatten a rope in place: the root then holds the
  * flat text, and the nodes and pieces below it are garbage.
  *
  * `_header` is Node's own field, not an API; where it is not a string this does nothing.

@@ -84,7 +84,7 @@ export function parseJsonBodies(fastify: FastifyInstance): void {
     // ASCII (the usual JSON body; an image's or audio's base64 always) decodes as latin1: a copy
     // rather than a UTF-8 decode, and a string of a megabyte or more, an image's, outside the heap.
     // In either, a long string (a prompt, an image) is decoded once, straight from the bytes
-    // (long-string-json.ts; docs/performance.md, rounds ten, eleven, nineteen and twenty).
+    // (long-string-json.ts; docs/performance.md, "Large bodies stay bytes").
     const ascii = isAscii(bytes);
     const utf8 = ascii || isUtf8(bytes);
     let parsed: unknown;
@@ -120,8 +120,8 @@ export const TRANSCODED_BYTES = 2 * 1024;
  * The text of `bytes`, valid UTF-8. V8 decodes UTF-8 a byte at a time, twice (once to size the
  * string): about 4 ms a megabyte of prose with a little text outside ASCII. From a few kilobytes on
  * it is converted to UTF-16 by Node's `transcode` (SIMD code) instead, and the string copies that: a
- * third of the time at 256 KB, a seventh at 64 KB, the same characters (docs/performance.md, round
- * eighteen). Invalid UTF-8 keeps V8's decoder, whose replacement characters the gateway expects.
+ * third of the time at 256 KB, a seventh at 64 KB, the same characters (docs/performance.md, "Large
+ * bodies stay bytes"). Invalid UTF-8 keeps V8's decoder, whose replacement characters the gateway expects.
  */
 function decodeValidUtf8(bytes: Buffer): string {
   return bytes.length >= TRANSCODED_BYTES && HAS_TRANSCODE

@@ -48,7 +48,7 @@ const TOP_BITS = 0x80808080 | 0;
  * Whether `bytes` hold a control character (below 0x20), which a JSON string may only hold escaped.
  * Four bytes at a time: a byte below 0x20 is one that borrows when 0x20 is subtracted from it without
  * having had its top bit set. A regular expression over the decoded text took four times as long
- * (1.2–1.4 ms for a 1 MB image, 0.3 ms here; docs/performance.md, round twenty).
+ * (1.2–1.4 ms for a 1 MB image, 0.3 ms here; docs/performance.md, "Large bodies stay bytes").
  */
 export function hasControlByte(bytes: Uint8Array): boolean {
   // A view of words must start at a multiple of four.

@@ -252,7 +252,7 @@ describe(parseUtf8Json.name, () => {
 describe('a long string of nothing but escapes', () => {
   // A client may send any bytes. A native search and copy for each escape took 5-13 times as long as
   // JSON.parse on such a string (0.9 s for 20 MB): only text between escapes that is long enough to
-  // pay for them is searched and copied natively (docs/performance.md, round twenty).
+  // pay for them is searched and copied natively (docs/performance.md, "Large bodies stay bytes").
   afterEach(() => jest.restoreAllMocks());
 
   it.each([

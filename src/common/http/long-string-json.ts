@@ -7,7 +7,7 @@ import { BACKSLASH, COLON, hasControlByte, QUOTE, skipSpace, stringEnd } from 's
  * it a character at a time, after the whole body was decoded into a string of its size, then copies
  * it onto the V8 heap again: two strings of that size a request, each in pages of V8's large-object
  * space that are fresh every time (page faults: on some hosts most of a large prompt's cost,
- * docs/performance.md, round nineteen). Such a string is instead cut out of the text JSON.parse
+ * docs/performance.md, "Large bodies stay bytes"). Such a string is instead cut out of the text JSON.parse
  * reads and decoded by Node straight from the body's bytes, once (stringValue): its escapes resolved
  * in the bytes, then
  * - when what is left is ASCII (an image's base64, English), a latin1 copy; from OFF_HEAP_CHARS
@@ -24,8 +24,8 @@ export const LONG_STRING_CHARS = 64 * 1024;
 /**
  * Strings with escapes or text outside ASCII from this many bytes on are decoded on their own. Below
  * it, the body's text and the value are strings small enough for V8's regular pages, JSON.parse's
- * native scan beats the unescaping here, and nothing is saved (docs/performance.md, rounds nineteen
- * and twenty).
+ * native scan beats the unescaping here, and nothing is saved (docs/performance.md, "Large bodies stay
+ * bytes").
  */
 export const LONG_UTF8_STRING_BYTES = 128 * 1024;
 // Node built without ICU has no `transcode`; official builds and images have it.
@@ -157,7 +157,8 @@ function fillHoles(parsed: unknown, long: StringSpan[], decode: (span: StringSpa
  * it is not a JSON string (a control character, an unknown or cut escape) or holds a lone surrogate,
  * which UTF-8 cannot carry: the body is then parsed whole, which fails or gives that value. Its escapes
  * are resolved in the bytes (found by a native search, the text between them copied natively): a
- * JavaScript pass over every character cost three times as much (docs/performance.md, round twenty).
+ * JavaScript pass over every character cost three times as much (docs/performance.md, "Large bodies stay
+ * bytes").
  */
 function stringValue(bytes: Buffer, { start, end }: StringSpan): string | null {
   const characters = bytes.subarray(start + 1, end - 1);
@@ -179,7 +180,7 @@ function stringValue(bytes: Buffer, { start, end }: StringSpan): string | null {
  * Pieces of a long value: below V8's largest regular object (128 KB), so each comes from the young
  * generation's pages, which V8 reuses. One string of the value's size would be a large object, in
  * pages V8 maps fresh for it and gives back at the next collection: hundreds of page faults a request
- * (docs/performance.md, round twenty-four).
+ * (docs/performance.md, "Large bodies stay bytes").
  */
 const PIECE_BYTES = 64 * 1024;
 

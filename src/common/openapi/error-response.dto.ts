@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 
-/** SPEC 2.4's error object, as every /v1, /console and /admin error carries it. */
+/** The error object (docs/errors.md), as every /v1, /console and /admin error carries it. */
 export class ErrorObjectDto {
   @ApiProperty({
     description: 'What went wrong, for a person',

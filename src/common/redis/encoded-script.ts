@@ -12,8 +12,8 @@ const CRLF = '\r\n';
  * A Lua script that runs on every completion (the admission, the usage record), written to Redis as
  * one buffer built in one pass. ioredis sends a script by building its RESP text with string
  * concatenation, through a command class that wraps its own `reject` and a second promise per call:
- * a seventh of what a request allocated (docs/performance.md, "Round thirteen"). The reply still
- * comes back through ioredis (its queue, its parser, its reconnections).
+ * a seventh of what a request allocated (docs/performance.md, "Admission: one script, then a Redis
+ * function"). The reply still comes back through ioredis (its queue, its parser, its reconnections).
  * As ioredis does, the first use on each connection sends the script itself (EVAL) and later ones
  * its hash (EVALSHA), so a Redis that restarted empty never answers NOSCRIPT to a command that
  * had to leave in the same write as others (one-write.ts). Should the scripts be flushed under a

@@ -35,7 +35,10 @@ export function maskKey(prefix: string): string {
 
 const BEARER_KEY = /^Bearer (sk-[A-Za-z0-9_-]{1,256})$/;
 
-/** SPEC 5.1: exactly `Bearer`, one space, then a key beginning with `sk-`; anything else is malformed. */
+/**
+ * `Authorization` (docs/errors.md, 401): exactly `Bearer`, one space, then a key beginning with `sk-`;
+ * anything else is malformed.
+ */
 export function parseBearerKey(header: string | undefined): string | null {
   return header ? (BEARER_KEY.exec(header)?.[1] ?? null) : null;
 }

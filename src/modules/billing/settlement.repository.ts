@@ -48,7 +48,7 @@ export class SettlementRepository {
    * not depend on the table's statistics. As `request_id = ANY(...)` it was planned as a scan of the
    * month's whole partition whenever they were missing (before the partition's first ANALYZE, or with
    * autovacuum off): a cost growing with every usage settled that month, paid by every batch
-   * (docs/performance.md, round twenty-three).
+   * (docs/performance.md, "Settlement's Redis and Postgres work").
    */
   async findSettled(
     manager: EntityManager,

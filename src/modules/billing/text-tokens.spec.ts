@@ -114,7 +114,7 @@ describe(countTextTokens.name, () => {
 
   // A text to count arrives flat, parsed from a body. `repeat` builds a rope that the first read
   // flattens: 20 MB of fresh memory, which took 100 ms on a host where new pages fault slowly
-  // (docs/performance.md, round eleven), for 3–7 ms of counting. A regular expression flattens it first.
+  // (docs/performance.md, "Large bodies stay bytes"), for 3–7 ms of counting. A regular expression flattens it first.
   const flattened = (text: string) => {
     /./.test(text);
     return text;

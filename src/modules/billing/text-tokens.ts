@@ -78,7 +78,7 @@ export interface TokenBudget {
  */
 export function requestTokenBudget(changes: BudgetChanges = {}): TokenBudget {
   // Every field written here, in one literal: a budget built by spreading this one and adding to
-  // it cost microseconds on Node 20 (docs/performance.md, round twenty-one), and one shape for all
+  // it cost microseconds on Node 20 (docs/performance.md, "The request path's small costs"), and one shape for all
   // budgets keeps the counting loops' property reads monomorphic.
   return {
     pieces: changes.pieces ?? 512,

@@ -33,7 +33,7 @@ const PROMPT_FIELDS = new Set([
  * In a first try (`restAsBytes`), a text longer than this counts as its bytes whole. Most of it would
  * anyway, past the exact budget (about 2.5k characters of prose): its figure is some 13 % higher at
  * 16k characters, under 1 % at 256 KB, and the exact count of its start cost up to 0.3 ms (words
- * outside ASCII go through the tokenizer's regex; docs/performance.md, round twenty).
+ * outside ASCII go through the tokenizer's regex; docs/performance.md, "Large bodies stay bytes").
  */
 const ROUGH_EXACT_TEXT_CHARS = 16 * 1024;
 const SAFETY_NUMERATOR = 11n;

@@ -23,7 +23,7 @@ function num(value: number): string {
  * The usage record as JSON.stringify writes it, the same text byte for byte (optional fields left out
  * when undefined), written field by field: JSON.stringify of this flat object took 1.6–2.2 µs a call
  * on Node 20 in one process, this about half of that, and its frame fell from 2.7 % of the API's busy
- * time to 1.5 % with this (docs/performance.md, round twenty-two).
+ * time to 1.5 % with this (docs/performance.md, "The request path's small costs").
  */
 export function usagePayloadJson(usage: SettleCompletionPayload): string {
   let json =

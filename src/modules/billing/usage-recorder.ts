@@ -71,7 +71,7 @@ export class UsageRecorder {
   /**
    * First attempts waiting for Redis's reply, in the order they left. Most end at the reply; their
    * deadline is checked by one sweep for all of them rather than a timer each, which cost a
-   * completion about as much as the record's encoding (docs/performance.md, round twenty-two).
+   * completion about as much as the record's encoding (docs/performance.md, "The request path's small costs").
    */
   private readonly awaiting = new Set<AwaitedReply>();
   private sweep: NodeJS.Timeout | null = null;

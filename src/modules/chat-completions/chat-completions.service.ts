@@ -220,9 +220,9 @@ export class ChatCompletionsService {
   }
 
   /**
-   * The answer when no route served: the last tried route's failure (SPEC 7), or, when every route was
-   * skipped as open, the failure their breakers recorded. While every route is open, `retry-after`
-   * says when the first of them may be tried again.
+   * The answer when no route served: the last tried route's failure (docs/errors.md, "Statuses"), or,
+   * when every route was skipped as open, the failure their breakers recorded. While every route is
+   * open, `retry-after` says when the first of them may be tried again.
    */
   private finalError(lastFailure: RouteFailure | null, routes: CatalogRoute[], modelId: string): ApiError {
     const now = Date.now();
@@ -303,7 +303,8 @@ export class ChatCompletionsService {
     const deliveredTokens = () => countCompletionTokens(generatedText(completion.choices, 'message'));
     const reported = adapter.billedUsage?.(answer) ?? usageFrom(completion.usage);
     const billed = await meter.record(result('completed', { usage: reported, deliveredTokens }));
-    // SPEC 2.1 promises usage; when the upstream left it out, the client sees what it was billed.
+    // The completion object promises usage (openapi.json, ChatCompletionDto); when the upstream left it
+    // out, the client sees what it was billed.
     completion.usage ??= wireUsage(billed);
     const answered = format.answer(completion);
     await reply.code(200).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(answered));

@@ -1,5 +1,6 @@
 /**
- * The request contract of POST /v1/chat/completions (SPEC 2.3, 4.1 and 8): the vocabulary and bounds that
+ * The request contract of POST /v1/chat/completions (docs/errors.md, "Limits"; docs/compatibility.md): the
+ * vocabulary and bounds that
  * validateChatRequest enforces and the OpenAPI DTOs document. Both read them from here, so neither can name
  * a role, part type or bound the other lacks; chat-request.contract.spec.ts fails if they drift anyway.
  */

@@ -32,8 +32,9 @@ const TIERS: ReadonlySet<string> = new Set(SERVICE_TIERS);
 const OFFERED_TIERS = SERVICE_TIERS.map((tier) => `'${tier}'`).join(' or ');
 
 /**
- * Validates a chat-completion body against SPEC 4.1 and 8 and the model catalog. Throws the 400 the
- * client should see, naming the offending parameter; returns what routing and metering need.
+ * Validates a chat-completion body against its contract (docs/errors.md, "Limits") and the model
+ * catalog. Throws the 400 the client should see, naming the offending parameter; returns what routing
+ * and metering need.
  */
 export function validateChatRequest(body: unknown, findModel: (id: string) => CatalogModel | undefined): ChatRequest {
   if (!isObject(body)) {

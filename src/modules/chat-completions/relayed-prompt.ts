@@ -5,7 +5,7 @@ import { rawJsonOf } from 'src/common/http/json-body';
  * left to try, and the body is needed only to bill it should the upstream report no usage (the closer
  * bound, HeldTokens.closer). A long prompt is then kept once, as the bytes it arrived in (outside the
  * JavaScript heap), instead of as those bytes plus its parsed text for as long as the stream lasts:
- * a 32 KB prompt held a stream ~100 KB heavier (docs/performance.md, "Round fourteen").
+ * a 32 KB prompt held a stream ~100 KB heavier (docs/performance.md, "Large bodies stay bytes").
  */
 export class RelayedPrompt {
   private readonly bytes: Buffer | undefined;

@@ -63,7 +63,7 @@ export interface PassedAnswer {
   body(billed: TokenUsage): unknown;
 }
 
-/** The chat-completions format, as SPEC 6 frames it: events as they are, `data: [DONE]`, or an error event. */
+/** The chat-completions format (ChatCompletionChunkDto): events as they are, `data: [DONE]`, or an error event. */
 export const CHAT_REPLY_FORMAT: ReplyFormat = {
   answer: (completion) => completion,
   streamWriter: () => ({

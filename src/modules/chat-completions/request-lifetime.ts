@@ -2,7 +2,7 @@ import { ServerResponse } from 'node:http';
 import { CancelSignal, RequestSignal } from 'src/common/http/cancel-signal';
 import { ApiError, clientClosed, ErrorKind } from 'src/common/errors/api-error';
 
-/** The answer for a completion cut at MAX_REQUEST_MS before anything reached the client (SPEC 7: 500). */
+/** The answer for a completion cut at MAX_REQUEST_MS before anything reached the client (500, docs/errors.md). */
 export class DeadlineExceeded extends ApiError {
   constructor() {
     super(ErrorKind.UpstreamError, 'The completion did not finish within the time limit. Retry in a few seconds.');

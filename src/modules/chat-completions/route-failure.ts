@@ -76,7 +76,7 @@ export function describeFailure(failure: RouteFailure, outcome: UpstreamOutcome,
   }
 }
 
-/** The answer (SPEC 7) when the last route tried failed so. */
+/** The answer (docs/errors.md, "Statuses") when the last route tried failed so. */
 export function finalError(failure: RouteFailure, modelId: string, headers: Record<string, string> = {}): ApiError {
   switch (failure.kind) {
     case 'unreachable':

@@ -25,9 +25,10 @@ const READ_RUN_ID = `string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')`
 const RUN_ID = `local function runId() return ${READ_RUN_ID} end`;
 
 // The same, read once per load of a function library (encoded-function.ts) rather than on every
-// call: reading it is a quarter of the admission's time in Redis (docs/performance.md, "Round
-// twenty-seven"). A library's state lives in the server process that loaded it and dies with it; a
-// run id never changes within a process, so the value kept is always the running server's.
+// call: reading it is a quarter of the admission's time in Redis (docs/performance.md, "Admission:
+// one script, then a Redis function"). A library's state lives in the server process that loaded it
+// and dies with it; a run id never changes within a process, so the value kept is always the running
+// server's.
 const LIBRARY_RUN_ID = `local serverRunId
 local function runId()
   if not serverRunId then serverRunId = ${READ_RUN_ID} end
@@ -175,9 +176,10 @@ return sync(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3])`;
 // Closes holds (idempotent): each open one's amount leaves the account's 'reserved' and its key's,
 // and each leaves the opened-at index. Holds opened before keys were tracked carry no key. A few
 // commands for all of them rather than five per hold: settlement closes up to a hundred at once, and
-// Redis runs nothing else meanwhile (one hold at a time cost 7-9 µs each, docs/performance.md, "Round
-// twenty-seven"). The amounts are summed in Lua numbers only while the sum stays an exact integer
-// (below 2^53); an amount that would break that goes back by itself, with HINCRBY's 64-bit arithmetic.
+// Redis runs nothing else meanwhile (one hold at a time cost 7-9 µs each, docs/performance.md,
+// "Settlement's Redis and Postgres work"). The amounts are summed in Lua numbers only while the sum
+// stays an exact integer (below 2^53); an amount that would break that goes back by itself, with
+// HINCRBY's 64-bit arithmetic.
 // A request id given twice closes its hold once. Returns how many of the holds were open.
 export const CLOSE_HOLDS = `
 local MAX_EXACT = 9007199254740991

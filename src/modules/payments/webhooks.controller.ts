@@ -6,7 +6,7 @@ import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { rawBodyOf } from 'src/modules/payments/webhook-bodies';
 import { WebhooksService } from 'src/modules/payments/webhooks.service';
 
-/** WeChat Pay's own error shape, which its notifications expect instead of SPEC's. */
+/** WeChat Pay's own error shape, which its notifications expect instead of the error object (docs/errors.md). */
 class WechatpayRefusalDto {
   @ApiProperty({ enum: ['FAIL'], enumName: 'WechatpayAnswerCode', example: 'FAIL' })
   code: 'FAIL';

@@ -5,7 +5,7 @@ export type LimitName = 'requests per minute' | 'tokens per minute' | 'token cou
 /** Seconds until a window resets, as the `x-ratelimit-reset-*` headers give it (`"12s"`). */
 export const resetIn = (ms: number) => `${Math.max(1, Math.ceil(ms / 1000))}s`;
 
-/** SPEC 7 rule 1: the 429 names the model, the limit and the usage. */
+/** The 429 names the model, the limit and the usage (docs/errors.md, "Statuses"). */
 export function rateLimitExceeded(
   modelId: string,
   limit: LimitName,

@@ -7,7 +7,7 @@
 
 export type BreakerState = 'closed' | 'open' | 'half_open';
 
-/** What a channel's last failure was, for the answer when every route is open (SPEC 7). */
+/** What a channel's last failure was, for the answer when every route is open (docs/errors.md, "Statuses"). */
 export type FailureKind = 'unreachable' | 'capacity' | 'error';
 
 export interface BreakerView {

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ContentPartType } from 'src/modules/chat-completions/chat-request.contract';
 
-// The content parts of a request message (SPEC 2.3), one schema per type of the request contract.
+// The content parts of a request message (docs/compatibility.md), one schema per type of the request contract.
 
 export class ImageUrlDto {
   @ApiProperty({

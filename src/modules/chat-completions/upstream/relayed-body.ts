@@ -28,7 +28,7 @@ export type RelayedBytes = Buffer | readonly Buffer[];
 // From this size on the body goes upstream as slices of the client's bytes and the edits between
 // them (written one after the other to the socket), not as one copy: a copy is a fresh allocation of
 // the body's size, whose pages cost faults, and which brings the next full collection closer
-// (docs/performance.md, round eleven). Below it, one buffer is one write.
+// (docs/performance.md, "Large bodies stay bytes"). Below it, one buffer is one write.
 const SLICED_FROM_BYTES = 64 * 1024;
 
 interface ValueRange {

@@ -11,7 +11,7 @@ const POOL_CLOSE_WAIT_MS = 1_000;
 // undici keeps a request's body until the answer has ended, which for a stream is its whole life.
 // From this size on a stream's body is handed to undici as chunks it can take only once: once
 // written, the bytes are the socket's, and a long stream holds nothing of them (docs/performance.md,
-// "Round fourteen"). Smaller bodies keep undici's quicker path for one buffer.
+// "Large bodies stay bytes"). Smaller bodies keep undici's quicker path for one buffer.
 const HANDED_ONCE_FROM_BYTES = 16 * 1024;
 
 export type UpstreamBody = Dispatcher.ResponseData['body'];
