@@ -14,6 +14,8 @@ export interface TronConfig {
   contract: string;
   /** Addresses no one asked about lately, and with no pending order, are polled this rarely. */
   coldPollEveryMs: number;
+  /** TronGrid calls the watchers may make in any 60 s, all workers together. */
+  maxCallsPerMinute: number;
 }
 
 export interface Erc20Config {
@@ -61,6 +63,8 @@ function tronOf(dto: EnvDto): TronConfig | null {
     apiKey: dto.TRONGRID_API_KEY ?? null,
     contract,
     coldPollEveryMs: dto.TRON_COLD_POLL_EVERY_MS ?? 3_600_000,
+    // A free key has 100,000 calls a day: 60 a minute is 86,400, with room left for other use of the key.
+    maxCallsPerMinute: dto.TRONGRID_MAX_CALLS_PER_MINUTE ?? 60,
   };
 }
 

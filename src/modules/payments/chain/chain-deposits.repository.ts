@@ -17,7 +17,8 @@ export class ChainDepositsRepository {
 
   /**
    * Records the transfer in the caller's transaction; null when its reference (network, txid, event
-   * index) is already recorded, by this run or another: the one guard against crediting it twice.
+   * index, by the chain's numbering) is already recorded, by this run or another: the one guard
+   * against crediting it twice.
    */
   async insert(
     manager: EntityManager,
@@ -28,7 +29,7 @@ export class ChainDepositsRepository {
     const rows = await manager.query<{ id: string }[]>(
       `INSERT INTO chain_deposits (network, txid, event_index, address, account_id, amount, block_number, status)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-       ON CONFLICT (network, txid, event_index) DO NOTHING
+       ON CONFLICT (network, txid, event_index, numbering) DO NOTHING
        RETURNING id`,
       [
         transfer.network,
@@ -42,6 +43,21 @@ export class ChainDepositsRepository {
       ],
     );
     return rows[0]?.id ?? null;
+  }
+
+  /**
+   * Of these TRC20 transactions, those with a deposit to the address already, by either numbering: a
+   * transaction's transfers to one address are recorded together, so its events need no second read.
+   */
+  async recordedTransactions(address: string, txids: string[]): Promise<Set<string>> {
+    if (txids.length === 0) {
+      return new Set();
+    }
+    const rows = await this.deposits.query<{ txid: string }[]>(
+      `SELECT DISTINCT txid FROM chain_deposits WHERE network = 'TRC20' AND address = $1 AND txid = ANY($2)`,
+      [address, txids],
+    );
+    return new Set(rows.map((row) => row.txid));
   }
 
   async setOrder(manager: EntityManager, id: string, orderId: string): Promise<void> {
