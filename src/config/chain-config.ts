@@ -12,7 +12,7 @@ export interface TronConfig {
   apiKey: string | null;
   /** The USDT token contract (base58); a transfer of any other token is ignored. */
   contract: string;
-  /** Addresses no one asked about lately, and with no pending order, are polled this rarely. */
+  /** Addresses with no pending USDT order and no deposit in the last hour are visited this rarely. */
   coldPollEveryMs: number;
   /** TronGrid calls the watchers may make in any 60 s, all workers together. */
   maxCallsPerMinute: number;
