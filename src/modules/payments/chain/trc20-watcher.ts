@@ -109,6 +109,10 @@ export class Trc20Watcher {
     } catch (error) {
       stop = stopping(error);
     }
+    if (stop instanceof BudgetSpent && read.length === 0) {
+      // Not a call made: the address was not visited, and keeps its place for the next run.
+      throw stop;
+    }
     // A listing cut short may end inside a block: that block waits for the next visit, which starts
     // at it (min_timestamp is inclusive), so a block's transactions are always taken together.
     let until = complete ? Infinity : Math.max(-1, ...read.map((transfer) => transfer.blockTimestamp));
