@@ -14,7 +14,9 @@ describe('chain configuration', () => {
       url: 'https://api.trongrid.io',
       apiKey: null,
       contract: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t',
+      maxCallsPerMinute: 60,
     });
+    expect(load({ TRON_XPUB, TRONGRID_MAX_CALLS_PER_MINUTE: '600' }).tron?.maxCallsPerMinute).toBe(600);
     expect(load({ ETH_XPUB, ETH_RPC_URL: 'http://127.0.0.1:8545' }).erc20).toMatchObject({
       contract: '0xdAC17F958D2ee523a2206206994597C13D831ec7',
       confirmations: 12,
@@ -38,5 +40,6 @@ describe('chain configuration', () => {
     );
     expect(() => load({ ERC20_CONFIRMATIONS: '0' })).toThrow(/ERC20_CONFIRMATIONS/);
     expect(() => load({ USDT_MIN_DEPOSIT: '0' })).toThrow(/USDT_MIN_DEPOSIT/);
+    expect(() => load({ TRONGRID_MAX_CALLS_PER_MINUTE: '0' })).toThrow(/TRONGRID_MAX_CALLS_PER_MINUTE/);
   });
 });

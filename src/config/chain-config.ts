@@ -12,8 +12,10 @@ export interface TronConfig {
   apiKey: string | null;
   /** The USDT token contract (base58); a transfer of any other token is ignored. */
   contract: string;
-  /** Addresses no one asked about lately, and with no pending order, are polled this rarely. */
+  /** Addresses with no pending USDT order and no deposit in the last hour are visited this rarely. */
   coldPollEveryMs: number;
+  /** TronGrid calls the watchers may make in any 60 s, all workers together. */
+  maxCallsPerMinute: number;
 }
 
 export interface Erc20Config {
@@ -61,6 +63,8 @@ function tronOf(dto: EnvDto): TronConfig | null {
     apiKey: dto.TRONGRID_API_KEY ?? null,
     contract,
     coldPollEveryMs: dto.TRON_COLD_POLL_EVERY_MS ?? 3_600_000,
+    // A free key has 100,000 calls a day: 60 a minute is 86,400, with room left for other use of the key.
+    maxCallsPerMinute: dto.TRONGRID_MAX_CALLS_PER_MINUTE ?? 60,
   };
 }
 

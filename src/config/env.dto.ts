@@ -436,6 +436,12 @@ export class EnvDto {
   TRON_COLD_POLL_EVERY_MS?: number;
 
   @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  TRONGRID_MAX_CALLS_PER_MINUTE?: number;
+
+  @IsOptional()
   @Matches(/^smtps?:\/\/[^\s]+$/, { message: 'must be an smtp:// or smtps:// URL (smtp://user:pass@host:587)' })
   SMTP_URL?: string;
 

@@ -6,7 +6,8 @@ import { FakeTronGrid, startFakeTronGrid } from 'tools/fake-chains/fake-trongrid
 const USDT = { address: TRC20_USDT, symbol: 'USDT', decimals: 6, name: 'Tether USD' };
 
 describe('USDT top-ups (TRC20 through the worker, against a fake TronGrid)', () => {
-  const env: Record<string, string> = { TRON_XPUB, CHAIN_WATCH_EVERY_MS: '300' };
+  // 20 calls a run (a run every 300 ms): the budget's bound is the integration test's.
+  const env: Record<string, string> = { TRON_XPUB, CHAIN_WATCH_EVERY_MS: '300', TRONGRID_MAX_CALLS_PER_MINUTE: '4000' };
   let tron: FakeTronGrid;
   beforeAll(async () => {
     tron = await startFakeTronGrid(TRC20_USDT);
@@ -15,9 +16,9 @@ describe('USDT top-ups (TRC20 through the worker, against a fake TronGrid)', () 
   const world = usePaymentsWorld({ env });
   afterAll(() => tron.close());
 
-  function send(to: string, value: string) {
+  function send(to: string, value: string, txid = tron.txid()) {
     tron.transfers.push({
-      txid: tron.txid(),
+      txid,
       from: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf',
       to,
       value,
@@ -92,5 +93,48 @@ describe('USDT top-ups (TRC20 through the worker, against a fake TronGrid)', () 
     const metrics = await fetch(world.workerMetricsUrl).then((response) => response.text());
     expect(metrics).toMatch(/^gateway_deposits_total\{network="TRC20",outcome="credited"\} [1-9]/m);
     expect(metrics).toMatch(/^gateway_chain_watch_last_success_timestamp_seconds\{network="TRC20"\} \d/m);
+  });
+
+  it('should credit each customer a batch payout pays in one transaction, and show both to the operator', async () => {
+    const [alice, bob] = [
+      await world.gateway.newCustomer({ balance: '0' }),
+      await world.gateway.newCustomer({ balance: '0' }),
+    ];
+    const addressOf = async (token: string) =>
+      (await world.gateway.call('GET', '/console/deposit-addresses', { token })).body.data[0].address as string;
+    const [aliceAddress, bobAddress] = [await addressOf(alice.token), await addressOf(bob.token)];
+    await world.gateway.call('POST', '/console/topups', {
+      token: alice.token,
+      body: { currency: 'USDT', network: 'TRC20', amount: '3' },
+    });
+    await world.gateway.call('POST', '/console/topups', {
+      token: bob.token,
+      body: { currency: 'USDT', network: 'TRC20', amount: '4' },
+    });
+    const txid = tron.txid();
+    send(aliceAddress, '3000000', txid);
+    send(bobAddress, '4000000', txid);
+
+    const listed = await eventually(
+      () => world.gateway.admin('GET', '/admin/deposits?network=TRC20'),
+      (response) => response.body.data.filter((deposit: { txid: string }) => deposit.txid === txid).length === 2,
+      15_000,
+    );
+    expect(
+      listed.body.data
+        .filter((deposit: { txid: string }) => deposit.txid === txid)
+        .map((deposit: { address: string; eventIndex: number; amount: string; status: string }) => [
+          deposit.address,
+          deposit.eventIndex,
+          deposit.amount,
+          deposit.status,
+        ]),
+    ).toEqual([
+      [bobAddress, 1, '4.000000', 'credited'],
+      [aliceAddress, 0, '3.000000', 'credited'],
+    ]);
+    const balance = async (token: string) =>
+      (await world.gateway.call('GET', '/console/account', { token })).body.balance as string;
+    expect([await balance(alice.token), await balance(bob.token)]).toEqual(['3', '4']);
   });
 });

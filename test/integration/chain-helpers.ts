@@ -10,6 +10,7 @@ import { CoreModule } from 'src/core.module';
 import { DepositAddressesService } from 'src/modules/payments/chain/deposit-addresses.service';
 import { Erc20Watcher } from 'src/modules/payments/chain/erc20-watcher';
 import { Trc20Watcher } from 'src/modules/payments/chain/trc20-watcher';
+import { TRONGRID_CLOCK, TronGridBudget } from 'src/modules/payments/chain/trongrid-budget';
 import { UsdtNetwork } from 'src/modules/payments/chain/usdt-network';
 import { PaymentsCoreModule } from 'src/modules/payments/payments.module';
 import { creditForUsdt } from 'src/common/money/topup-amounts';
@@ -43,12 +44,18 @@ export interface ChainWatchers {
   pendingOrder(accountId: string, network: UsdtNetwork, amount: bigint): Promise<TopupOrderEntity>;
 }
 
-export async function startChainWatchers(env: Record<string, string>): Promise<ChainWatchers> {
+/** `clock`: what the TronGrid budget takes for now (ms), to pass its minutes without waiting for them. */
+export async function startChainWatchers(env: Record<string, string>, clock?: () => number): Promise<ChainWatchers> {
   const config = loadConfig({ ...process.env, CHAIN_WATCH_EVERY_MS: '3600000', ...env });
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const moduleRef = await Test.createTestingModule({
     imports: [CoreModule.forRoot(config, logger), PaymentsCoreModule],
-    providers: [Trc20Watcher, Erc20Watcher],
+    providers: [
+      Trc20Watcher,
+      Erc20Watcher,
+      TronGridBudget,
+      ...(clock ? [{ provide: TRONGRID_CLOCK, useValue: clock }] : []),
+    ],
   }).compile();
   const app = await moduleRef.init();
   const orders = app.get(TopupOrdersRepository);

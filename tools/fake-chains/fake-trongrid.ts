@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { tronAddressBytes } from 'src/common/crypto/address-derivation';
 
 /** A TRC20 transfer the fake chain holds; `confirmed: false` is one not yet solidified. */
 export interface FakeTronTransfer {
@@ -41,15 +42,23 @@ export interface FakeTronGrid {
   overlapPages: boolean;
   /** List every token's transfers, as if the contract_address filter were ignored. */
   ignoreContractFilter: boolean;
+  /** Addresses whose listing answers 500 (TronGrid's answer when its backend fails). */
+  failingAddresses: Set<string>;
+  /** Transactions whose events are not served yet (an empty list, as for a transaction TronGrid has not indexed). */
+  unindexed: Set<string>;
   close(): Promise<void>;
 }
 
 export const FAKE_TRONGRID_KEY = 'fake-trongrid-key';
 
 /**
- * Our fake TronGrid: `GET /v1/accounts/{address}/transactions/trc20` over real HTTP, with TronGrid's
- * query (only_confirmed, only_to, contract_address, min_timestamp, limit, fingerprint) and answer
- * (`{ data, success, meta: { at, page_size, fingerprint? } }`), oldest first.
+ * Our fake TronGrid over real HTTP, with TronGrid's answer (`{ data, success, meta: { at, page_size,
+ * fingerprint? } }`):
+ * - `GET /v1/accounts/{address}/transactions/trc20`, with TronGrid's query (only_confirmed, only_to,
+ *   contract_address, min_timestamp, limit, fingerprint), oldest first;
+ * - `GET /v1/transactions/{txid}/events` (only_confirmed, limit, fingerprint): each transfer of the
+ *   transaction as a `Transfer` event, `event_index` its place among the transaction's transfers (as
+ *   they were pushed, each token's included), its arguments' addresses in hex as TronGrid decodes them.
  */
 export async function startFakeTronGrid(contract: string): Promise<FakeTronGrid> {
   const faults: { fault: TronFault; times: number; laterPagesOnly: boolean }[] = [];
@@ -63,6 +72,8 @@ export async function startFakeTronGrid(contract: string): Promise<FakeTronGrid>
     pageSize: 200,
     overlapPages: false,
     ignoreContractFilter: false,
+    failingAddresses: new Set(),
+    unindexed: new Set(),
     close: () =>
       new Promise((resolve) => {
         server.close(() => resolve());
@@ -112,9 +123,16 @@ function misbehave(fault: TronFault, response: ServerResponse): void {
 }
 
 function answer(fake: FakeTronGrid, contract: string, url: URL, response: ServerResponse): void {
+  const events = /^\/v1\/transactions\/([0-9a-f]{64})\/events$/.exec(url.pathname);
+  if (events) {
+    return answerEvents(fake, events[1], url, response);
+  }
   const match = /^\/v1\/accounts\/([^/]+)\/transactions\/trc20$/.exec(url.pathname);
   if (!match) {
     return void response.writeHead(404).end();
+  }
+  if (fake.failingAddresses.has(match[1])) {
+    return void response.writeHead(500, { 'content-type': 'application/json' }).end('{"Error":"internal error"}');
   }
   const query = url.searchParams;
   const minTimestamp = Number(query.get('min_timestamp') ?? 0);
@@ -151,4 +169,43 @@ function answer(fake: FakeTronGrid, contract: string, url: URL, response: Server
     },
   };
   response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+function answerEvents(fake: FakeTronGrid, txid: string, url: URL, response: ServerResponse): void {
+  const query = url.searchParams;
+  const all = fake.unindexed.has(txid) ? [] : fake.transfers.filter((t) => t.txid === txid);
+  const listed = all
+    .map((t, eventIndex) => ({ t, eventIndex }))
+    .filter(({ t }) => query.get('only_confirmed') !== 'true' || t.confirmed);
+  const start = Number(Buffer.from(query.get('fingerprint') ?? '', 'base64url').toString() || 0);
+  const size = Math.min(Number(query.get('limit') ?? 20), fake.pageSize);
+  const page = listed.slice(start, start + size);
+  const next = start + page.length < listed.length ? start + page.length : null;
+  const body = {
+    data: page.map(({ t, eventIndex }) => ({
+      block_number: Math.floor(t.blockTimestamp / 3_000),
+      block_timestamp: t.blockTimestamp,
+      caller_contract_address: t.token.address,
+      contract_address: t.token.address,
+      event_index: eventIndex,
+      event_name: 'Transfer',
+      result: { '0': hex(t.from), '1': hex(t.to), '2': t.value, from: hex(t.from), to: hex(t.to), value: t.value },
+      result_type: { from: 'address', to: 'address', value: 'uint256' },
+      event: 'Transfer(address indexed from, address indexed to, uint256 value)',
+      transaction_id: t.txid,
+    })),
+    success: true,
+    meta: {
+      at: Date.now(),
+      page_size: page.length,
+      ...(next !== null && { fingerprint: Buffer.from(String(next)).toString('base64url') }),
+    },
+  };
+  response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+/** An event argument's address as TronGrid decodes it: `0x` and the 20 bytes after TRON's 0x41. */
+function hex(address: string): string {
+  const bytes = tronAddressBytes(address);
+  return bytes ? `0x${Buffer.from(bytes.subarray(1)).toString('hex')}` : address;
 }

@@ -132,6 +132,12 @@ export const metrics = {
     labelNames: ['network'] as const,
     registers: [metricsRegistry],
   }),
+  chainWatchAddressFailures: new Counter({
+    name: 'gateway_chain_watch_address_failures_total',
+    help: 'TRC20: visits of one address that TronGrid failed; the run goes on with the other addresses',
+    labelNames: ['network'] as const,
+    registers: [metricsRegistry],
+  }),
   chainWatchLastSuccess: new Gauge({
     name: 'gateway_chain_watch_last_success_timestamp_seconds',
     help: "When a network's watcher last finished a poll without error (its age: time() minus this)",

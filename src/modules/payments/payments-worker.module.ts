@@ -4,6 +4,7 @@ import { QueueName } from 'src/common/queue/queue.constants';
 import { ChainWatchProcessor } from 'src/modules/payments/chain/chain-watch.processor';
 import { Erc20Watcher } from 'src/modules/payments/chain/erc20-watcher';
 import { Trc20Watcher } from 'src/modules/payments/chain/trc20-watcher';
+import { TronGridBudget } from 'src/modules/payments/chain/trongrid-budget';
 import { PaymentsCoreModule } from 'src/modules/payments/payments.module';
 import { PaymentsProcessor } from 'src/modules/payments/payments.processor';
 import { ReconciliationService } from 'src/modules/payments/reconciliation.service';
@@ -15,6 +16,13 @@ import { ReconciliationService } from 'src/modules/payments/reconciliation.servi
 @Module({
   // The queue is registered here too: BullMQ attaches a module's processors to the queues it registers.
   imports: [PaymentsCoreModule, registerQueue(QueueName.Payments), registerQueue(QueueName.ChainWatch)],
-  providers: [PaymentsProcessor, ReconciliationService, ChainWatchProcessor, Trc20Watcher, Erc20Watcher],
+  providers: [
+    PaymentsProcessor,
+    ReconciliationService,
+    ChainWatchProcessor,
+    Trc20Watcher,
+    TronGridBudget,
+    Erc20Watcher,
+  ],
 })
 export class PaymentsWorkerModule {}

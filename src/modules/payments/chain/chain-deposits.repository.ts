@@ -18,8 +18,8 @@ export class ChainDepositsRepository {
 
   /**
    * Records the transfer in the caller's transaction, below the minimum until its crediting says
-   * otherwise; null when its reference (network, txid, event index) is already recorded, by this run
-   * or another: the one guard against crediting it twice.
+   * otherwise; null when its reference (network, txid, event index, by the chain's numbering) is
+   * already recorded, by this run or another: the one guard against crediting it twice.
    */
   async insert(
     manager: EntityManager,
@@ -31,7 +31,7 @@ export class ChainDepositsRepository {
       `INSERT INTO chain_deposits
          (network, txid, event_index, address, account_id, amount, block_number, block_hash, finalized_at, status)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN $9::boolean THEN now() END, 'below_minimum')
-       ON CONFLICT (network, txid, event_index) DO NOTHING
+       ON CONFLICT (network, txid, event_index, numbering) DO NOTHING
        RETURNING id`,
       [
         transfer.network,
@@ -102,6 +102,21 @@ export class ChainDepositsRepository {
       await manager.update(TopupOrderEntity, { id: orderId }, { reorgedAt: () => 'now()' });
     }
     return true;
+  }
+
+  /**
+   * Of these TRC20 transactions, those with a deposit to the address already, by either numbering: a
+   * transaction's transfers to one address are recorded together, so its events need no second read.
+   */
+  async recordedTransactions(address: string, txids: string[]): Promise<Set<string>> {
+    if (txids.length === 0) {
+      return new Set();
+    }
+    const rows = await this.deposits.query<{ txid: string }[]>(
+      `SELECT DISTINCT txid FROM chain_deposits WHERE network = 'TRC20' AND address = $1 AND txid = ANY($2)`,
+      [address, txids],
+    );
+    return new Set(rows.map((row) => row.txid));
   }
 
   /** Newest first. */

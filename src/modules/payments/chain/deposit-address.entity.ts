@@ -31,9 +31,9 @@ export class DepositAddressEntity {
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 
-  /** When the account last asked for it (listed it, or ordered a top-up): its watcher polls it often for a while. */
-  @Column({ name: 'requested_at', type: 'timestamptz', default: () => 'now()' })
-  requestedAt: Date;
+  /** TRC20: the watcher's last visit, finished or not: the least recently visited go first. */
+  @Column({ name: 'visited_at', type: 'timestamptz', nullable: true })
+  visitedAt: Date | null;
 
   /** TRC20: the block timestamp (ms) up to which its transfers were processed; the next poll starts there. */
   @Column({ name: 'cursor_ms', type: 'bigint', nullable: true, transformer: bigintTransformer })

@@ -4,6 +4,18 @@ import { DepositAddressEntity } from 'src/modules/payments/chain/deposit-address
 import { UsdtNetwork } from 'src/modules/payments/chain/usdt-network';
 import { EntityManager, Repository } from 'typeorm';
 
+/**
+ * A TRC20 address (as `a`) someone may be paying right now: its account has a pending USDT order on
+ * the network, or a deposit to it was seen in the last hour (a payer often sends in parts). Reading
+ * the address does not make it hot: anyone can read their own address as often as they like.
+ */
+const HOT = `(EXISTS (SELECT 1 FROM topup_orders o
+                      WHERE o.account_id = a.account_id AND o.currency = 'USDT' AND o.network = a.network
+                        AND o.status = 'pending')
+          OR EXISTS (SELECT 1 FROM chain_deposits d
+                     WHERE d.network = a.network AND d.address = a.address
+                       AND d.created_at > now() - interval '1 hour'))`;
+
 @Injectable()
 export class DepositAddressesRepository {
   constructor(@InjectRepository(DepositAddressEntity) private readonly addresses: Repository<DepositAddressEntity>) {}
@@ -42,11 +54,6 @@ export class DepositAddressesRepository {
     });
   }
 
-  /** The account asked about its address now: its watcher polls it often for a while. */
-  async touch(id: string): Promise<void> {
-    await this.addresses.update({ id }, { requestedAt: () => 'now()' });
-  }
-
   listByAccount(accountId: string): Promise<DepositAddressEntity[]> {
     return this.addresses.find({ where: { accountId }, order: { network: 'ASC' } });
   }
@@ -56,47 +63,55 @@ export class DepositAddressesRepository {
   }
 
   /**
-   * TRC20 addresses due for a poll: hot ones (asked about since `hotSince`, or with a pending order)
-   * every time, the others once their last poll is older than `coldEveryMs`. Least recently polled first.
+   * TRC20 addresses due for a visit, least recently visited first, at most `limit` of each kind: hot
+   * ones (see HOT) at every run, the others once their last visit is older than `coldEveryMs` or did
+   * not finish.
    */
-  due(network: UsdtNetwork, hotSince: Date, coldEveryMs: number, limit: number): Promise<DepositAddressEntity[]> {
-    return this.addresses
-      .createQueryBuilder('a')
-      .where('a.network = :network', { network })
+  async due(
+    coldEveryMs: number,
+    limit: number,
+  ): Promise<{ hot: DepositAddressEntity[]; cold: DepositAddressEntity[] }> {
+    const query = () =>
+      this.addresses
+        .createQueryBuilder('a')
+        .where(`a.network = 'TRC20'`)
+        .orderBy('a.visited_at', 'ASC', 'NULLS FIRST')
+        .addOrderBy('a.derivation_index', 'ASC')
+        .limit(limit);
+    const hot = await query().andWhere(HOT).getMany();
+    const cold = await query()
+      .andWhere(`NOT ${HOT}`)
+      // A visit that did not finish (TronGrid failed, or the budget ran out) is due again at once.
       .andWhere(
-        `(a.requested_at >= :hotSince
-          OR a.polled_at IS NULL
-          OR a.polled_at < now() - make_interval(secs => :coldSecs)
-          OR EXISTS (SELECT 1 FROM topup_orders o
-                     WHERE o.account_id = a.account_id AND o.network = a.network AND o.status = 'pending'))`,
-        { hotSince, coldSecs: coldEveryMs / 1000 },
+        `(a.visited_at IS NULL OR a.polled_at IS NULL OR a.polled_at < a.visited_at
+          OR a.visited_at < now() - make_interval(secs => :coldSecs))`,
+        { coldSecs: coldEveryMs / 1000 },
       )
-      .orderBy('a.polled_at', 'ASC', 'NULLS FIRST')
-      .limit(limit)
       .getMany();
+    return { hot, cold };
   }
 
   /**
-   * TRC20: the address's transfers up to `cursorMs` are processed (when given), and, when `polled`, its
-   * whole listing was read; in the caller's transaction.
+   * TRC20, in the caller's transaction: the address was visited; its transfers up to `cursorMs` are
+   * processed (when given), and, when `polled`, its whole listing was read.
    */
   async advance(manager: EntityManager, id: string, cursorMs: bigint | null, polled: boolean): Promise<void> {
     await manager.update(
       DepositAddressEntity,
       { id },
       {
+        visitedAt: () => 'now()',
         ...(cursorMs !== null && { cursorMs }),
         ...(polled && { polledAt: () => 'now()' }),
       },
     );
   }
 
-  /** TRC20: seconds since the least recently polled of the addresses asked about since `hotSince` was polled. */
-  async lagSeconds(network: UsdtNetwork, hotSince: Date): Promise<number> {
+  /** TRC20: seconds since the least recently polled of the hot addresses was polled. */
+  async lagSeconds(): Promise<number> {
     const [row] = await this.addresses.query<{ lag: number | null }[]>(
-      `SELECT EXTRACT(EPOCH FROM now() - MIN(COALESCE(polled_at, created_at)))::float8 AS lag
-       FROM deposit_addresses WHERE network = $1 AND requested_at >= $2`,
-      [network, hotSince],
+      `SELECT EXTRACT(EPOCH FROM now() - MIN(COALESCE(a.polled_at, a.created_at)))::float8 AS lag
+       FROM deposit_addresses a WHERE a.network = 'TRC20' AND ${HOT}`,
     );
     return row?.lag ?? 0;
   }

@@ -18,16 +18,14 @@ export class DepositAddressesService {
     return USDT_NETWORKS.filter((network) => this.xpubOf(network) !== null);
   }
 
-  /** The account's address on an enabled network, created on first use; asking marks it for frequent polls. */
+  /** The account's address on an enabled network, created on first use. */
   async addressFor(accountId: string, network: UsdtNetwork): Promise<DepositAddressEntity> {
     const xpub = this.xpubOf(network);
     if (!xpub) {
       throw new Error(`${network} is not configured`);
     }
     const derive = network === 'TRC20' ? tronDepositAddress : ethDepositAddress;
-    const address = await this.addresses.findOrAllocate(accountId, network, (index) => derive(xpub, index));
-    await this.addresses.touch(address.id);
-    return address;
+    return this.addresses.findOrAllocate(accountId, network, (index) => derive(xpub, index));
   }
 
   /** The account's addresses on every enabled network. */

@@ -6,7 +6,7 @@ export type UsdtNetwork = (typeof USDT_NETWORKS)[number];
 export interface ChainTransfer {
   network: UsdtNetwork;
   txid: string;
-  /** The log's index in its block (ERC20), or the transfer's place among its transaction's (TRC20). */
+  /** The log's index in its block (ERC20), or the event's index in its transaction, as TronGrid's events name it (TRC20). */
   eventIndex: number;
   /** Our deposit address, as stored. */
   address: string;

@@ -51,7 +51,8 @@ export class AdminDepositDto {
 
   @ApiProperty({
     example: 0,
-    description: "The log's index in its block (ERC20), or the transfer's place in its transaction (TRC20)",
+    description:
+      "The log's index in its block (ERC20), or the event's index in its transaction as TronGrid's events name it (TRC20; a deposit recorded before that counted its place among the transaction's transfers to its address)",
   })
   eventIndex: number;
 
