@@ -71,6 +71,11 @@ export class PaymentConfirmation {
     metrics.topups.inc({ method: order.method ?? order.network ?? 'none', status: 'paid' });
     metrics.paymentConfirmSeconds.observe({ via }, (Date.now() - order.createdAt.getTime()) / 1000);
     this.logger.info({ orderId: order.id, accountId: order.accountId, via }, 'top-up credited');
+    if (order.expiresAt && order.paidAt && order.paidAt > order.expiresAt) {
+      // Paid after its order expired (a late payer, a lost close): credited all the same, and said so.
+      const lateSeconds = Math.round((order.paidAt.getTime() - order.expiresAt.getTime()) / 1000);
+      this.logger.warn({ orderId: order.id, via, lateSeconds }, 'a payment made after its order expired was credited');
+    }
     await this.gate.sync(order.accountId, snapshot).catch((error: Error) => {
       this.logger.warn(
         { accountId: order.accountId, err: error.message },

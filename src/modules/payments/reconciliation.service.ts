@@ -119,11 +119,22 @@ export class ReconciliationService {
     return order.status;
   }
 
-  /** Pending orders long past expiry get their last query again (a lost job, a long outage of the provider). */
+  /**
+   * Pending orders long past expiry get their last query again (a lost job, a long outage of the
+   * provider); expired orders their wallet did not confirm closed are queried again for
+   * ORDER_LATE_PAYMENT_HOURS, should the payer have paid after our expiry and the notification been lost.
+   * Either query credits a payment it finds through the one confirmation (expired → paid).
+   */
   async sweepOverdue(): Promise<number> {
+    const { latePaymentHours, pollDelaysMs } = this.config.payments;
     const overdue = await this.orders.overdue(OVERDUE_GRACE_MS, OVERDUE_BATCH);
-    await Promise.all(overdue.map((orderId) => this.jobs.scheduleOverdue(orderId)));
-    return overdue.length;
+    const late =
+      latePaymentHours > 0
+        ? await this.orders.lateDue(latePaymentHours, pollDelaysMs[pollDelaysMs.length - 1], OVERDUE_BATCH)
+        : [];
+    const orderIds = [...overdue, ...late];
+    await Promise.all(orderIds.map((orderId) => this.jobs.scheduleOverdue(orderId)));
+    return orderIds.length;
   }
 
   private async scheduleNext(order: TopupOrderEntity, attempt: number, expired: boolean): Promise<void> {
