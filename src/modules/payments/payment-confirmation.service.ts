@@ -115,6 +115,11 @@ export class PaymentConfirmation {
       // throwing rolls the order back to what it was.
       throw new Error(`the top-up entry of order ${order.id} could not be written: ${posted.outcome}`);
     }
+    // The first paid top-up of any kind (a wallet, USDT, a redemption code) is a signal a referral
+    // waits for, as much as a verified e-mail (referrals.repository.ts): it is recorded once.
+    await manager.query('UPDATE accounts SET first_paid_topup_at = now() WHERE id = $1 AND first_paid_topup_at IS NULL', [
+      order.accountId,
+    ]);
     const paid = await manager.findOneByOrFail(TopupOrderEntity, { id: orderId });
     return {
       outcome: 'credited',
