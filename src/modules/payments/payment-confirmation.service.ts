@@ -117,9 +117,10 @@ export class PaymentConfirmation {
     }
     // The first paid top-up of any kind (a wallet, USDT, a redemption code) is a signal a referral
     // waits for, as much as a verified e-mail (referrals.repository.ts): it is recorded once.
-    await manager.query('UPDATE accounts SET first_paid_topup_at = now() WHERE id = $1 AND first_paid_topup_at IS NULL', [
-      order.accountId,
-    ]);
+    await manager.query(
+      'UPDATE accounts SET first_paid_topup_at = now() WHERE id = $1 AND first_paid_topup_at IS NULL',
+      [order.accountId],
+    );
     const paid = await manager.findOneByOrFail(TopupOrderEntity, { id: orderId });
     return {
       outcome: 'credited',

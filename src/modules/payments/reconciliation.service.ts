@@ -22,6 +22,8 @@ const OVERDUE_BATCH = 500;
  * either (WeChat Pay answers 404 for an order it does not know), which would keep the order pending.
  */
 const NOTHING_TO_CLOSE = new Set(['TRADE_CLOSED', 'CLOSED', 'TRADE_NOT_EXIST', 'ORDER_NOT_EXIST']);
+/** Of those, a trade the wallet closed: it takes no payment any more, so a late check need not ask again. */
+const CLOSED_BY_WALLET = new Set(['TRADE_CLOSED', 'CLOSED']);
 
 export type ReconcileVia = 'poller' | 'recheck' | 'sweep';
 
@@ -72,6 +74,9 @@ export class ReconciliationService {
           metrics.topups.inc({ method: provider.method, status: 'expired' });
         }
         return 'expired';
+      }
+      if (order.status === 'expired' && CLOSED_BY_WALLET.has(state.rawStatus)) {
+        await this.orders.markClosed(order.id);
       }
     } catch (error) {
       if (!(error instanceof ProviderUnavailable)) {

@@ -128,6 +128,14 @@ export class TopupOrdersRepository {
     return (result.affected ?? 0) > 0;
   }
 
+  /** An expired order's wallet says it closed the trade: no late payment can come, so no late check asks again. */
+  async markClosed(id: string): Promise<void> {
+    await this.orders.query(
+      `UPDATE topup_orders SET closed_at = now() WHERE id = $1 AND status = 'expired' AND closed_at IS NULL`,
+      [id],
+    );
+  }
+
   /** Pending orders whose expiry passed more than `graceMs` ago: their reconciliation was lost. */
   async overdue(graceMs: number, limit: number): Promise<string[]> {
     const rows = await this.orders.query<{ id: string }[]>(
