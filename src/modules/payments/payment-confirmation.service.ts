@@ -116,7 +116,7 @@ export class PaymentConfirmation {
       throw new Error(`the top-up entry of order ${order.id} could not be written: ${posted.outcome}`);
     }
     // The first paid top-up of any kind (a wallet, USDT, a redemption code) is a signal a referral
-    // waits for, as much as a verified e-mail (referrals.repository.ts): it is recorded once.
+    // waits for, as much as a verified e-mail (accounts/referral-effective.ts): it is recorded once.
     await manager.query(
       'UPDATE accounts SET first_paid_topup_at = now() WHERE id = $1 AND first_paid_topup_at IS NULL',
       [order.accountId],
