@@ -335,6 +335,14 @@ export class EnvDto {
   @Matches(/^\d+(,\s*\d+)*$/, { message: 'must be milliseconds separated by commas (e.g. 30000,60000,120000,300000)' })
   PAYMENT_POLL_DELAYS_MS?: string;
 
+  /** Hours after an order's expiry during which the worker still asks the wallet whether it was paid. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(720)
+  ORDER_LATE_PAYMENT_HOURS?: number;
+
   @IsOptional()
   @IsString()
   ALIPAY_APP_ID?: string;

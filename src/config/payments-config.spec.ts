@@ -47,4 +47,11 @@ describe('payments configuration', () => {
     expect(() => load({ PAYMENT_POLL_DELAYS_MS: '1e3' })).toThrow(/PAYMENT_POLL_DELAYS_MS/);
     expect(() => load({ PAYMENT_POLL_DELAYS_MS: '500,0' })).toThrow(/PAYMENT_POLL_DELAYS_MS: each delay/);
   });
+
+  it('should query expired orders for late payments for 24 h unless told otherwise', () => {
+    expect(load({}).latePaymentHours).toBe(24);
+    expect(load({ ORDER_LATE_PAYMENT_HOURS: '0' }).latePaymentHours).toBe(0);
+    expect(load({ ORDER_LATE_PAYMENT_HOURS: '72' }).latePaymentHours).toBe(72);
+    expect(() => load({ ORDER_LATE_PAYMENT_HOURS: '-1' })).toThrow(/ORDER_LATE_PAYMENT_HOURS/);
+  });
 });

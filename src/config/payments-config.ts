@@ -39,12 +39,18 @@ export interface PaymentsConfig {
    * last one repeating until the order expires.
    */
   pollDelaysMs: number[];
+  /**
+   * Hours after expiry an order not confirmed closed at its wallet is still queried, so that a payment
+   * made after our expiry is credited even when its notification is lost; 0: never.
+   */
+  latePaymentHours: number;
   /** USDT on TRC20 and ERC20 (chain-config.ts). */
   chains: ChainConfig;
 }
 
 const DEFAULT_POLL_DELAYS_MS = [30_000, 60_000, 120_000, 300_000];
 const MIN_POLL_DELAY_MS = 100;
+const DEFAULT_LATE_PAYMENT_HOURS = 24;
 
 /** PEM from an environment variable: real newlines, or `\n` escapes as one-line env files need. */
 function pem(value: string): string {
@@ -138,6 +144,7 @@ export function paymentsConfigOf(dto: EnvDto): PaymentsConfig {
     alipay: publicBaseUrl ? alipay : null,
     wechatpay: publicBaseUrl ? wechatpay : null,
     pollDelaysMs: pollDelaysOf(dto),
+    latePaymentHours: dto.ORDER_LATE_PAYMENT_HOURS ?? DEFAULT_LATE_PAYMENT_HOURS,
     chains: chainConfigOf(dto),
   };
 }

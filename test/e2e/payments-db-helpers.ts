@@ -45,18 +45,19 @@ export async function topupEntries(
 }
 
 /**
- * Moves the order's expiry into the past, as if its time had run out. With `status: 'expired'` the
- * order is also expired in our database while the wallet still waits for the payer (its close was lost).
+ * Moves the order's expiry `secondsAgo` into the past, as if its time had run out. With `status: 'expired'`
+ * the order is also expired in our database while the wallet still waits for the payer (its close was lost).
  */
 export async function expireOrder(
   world: PaymentsWorld,
   orderId: string,
   status: 'pending' | 'expired' = 'pending',
+  secondsAgo = 1,
 ): Promise<void> {
-  await world.db.query(`UPDATE topup_orders SET expires_at = now() - interval '1 second', status = $2 WHERE id = $1`, [
-    orderId,
-    status,
-  ]);
+  await world.db.query(
+    `UPDATE topup_orders SET expires_at = now() - make_interval(secs => $3), status = $2 WHERE id = $1`,
+    [orderId, status, secondsAgo],
+  );
 }
 
 /**

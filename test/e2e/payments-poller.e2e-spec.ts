@@ -21,6 +21,9 @@ const POLL_EVERY_MS = 1_000;
 const PROVIDER_TIMEOUT_MS = 10_000;
 // Room for a loaded machine: the polls are due within ~1.3 s of an order's creation.
 const CREDIT_WAIT_MS = 10_000;
+// An expired order's late checks back off to half its age at the last one: paid a minute after expiry,
+// it is found within 30 s (at once when no check came between its poll and the payment).
+const LATE_CREDIT_WAIT_MS = 40_000;
 
 describe('payments: the poller asks the wallets about pending orders', () => {
   const world = usePaymentsWorld({ pollDelaysMs: `${FIRST_POLL_MS},${POLL_EVERY_MS}` });
@@ -120,6 +123,35 @@ describe('payments: the poller asks the wallets about pending orders', () => {
     expect(await topupEntries(world, orderId)).toEqual([]);
     expect(await world.books.balance(customer)).toBe(0n);
   });
+
+  it.each(WALLETS)(
+    'should credit once, by a query of the sweep, a %s payment made a minute after expiry whose notification was lost',
+    async (method) => {
+      const { customer, orderId, orderNo } = await newOrder(method);
+      // Expired here a minute ago while the wallet still takes the payment (its close never reached it).
+      await expireOrder(world, orderId, 'expired', 60);
+      // The order's first poll asks once more and ends its chain: only the sweep asks after the payment.
+      const queried = () => Promise.resolve(world.wallet(method).order(orderNo)!.queries.length);
+      expect(await eventually(queried, (count) => count > 0, CREDIT_WAIT_MS)).toBeGreaterThan(0);
+      expect(world.wallet(method).order(orderNo)!.queries).toEqual(['WAIT']);
+      expect(await world.wallet(method).pay(orderNo, { mode: 'drop' })).toEqual([]);
+
+      expect(await waitForStatus(world, orderId, 'paid', LATE_CREDIT_WAIT_MS)).toMatchObject({
+        confirmed_via: 'poller',
+        provider_trade_no: world.wallet(method).order(orderNo)!.tradeNo,
+      });
+      expect(await world.books.balance(customer)).toBe(TOPUP_CREDIT);
+      expect(await topupEntries(world, orderId)).toHaveLength(1);
+      // Paid, the order is asked about no more: one query found the payment.
+      expect(
+        world
+          .wallet(method)
+          .order(orderNo)!
+          .queries.filter((query) => query === 'PAID'),
+      ).toEqual(['PAID']);
+    },
+    LATE_CREDIT_WAIT_MS + 10_000,
+  );
 
   it.each(WALLETS)('should expire at once an order %s never created, and find nothing to credit', async (method) => {
     const customer = await world.gateway.newCustomer({ balance: '0' });

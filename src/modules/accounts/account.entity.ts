@@ -46,6 +46,10 @@ export class AccountEntity {
   @Column({ name: 'email_verified_at', type: 'timestamptz', nullable: true })
   emailVerifiedAt: Date | null;
 
+  /** When the account's first top-up was paid (PaymentConfirmation); a referral takes effect then at the latest. */
+  @Column({ name: 'first_paid_topup_at', type: 'timestamptz', nullable: true })
+  firstPaidTopupAt: Date | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }

@@ -8,6 +8,7 @@ import { AuthThrottle } from 'src/modules/auth/auth-throttle';
 import { ConsoleSessions, SessionClient } from 'src/modules/auth/console-sessions.service';
 import { PasswordHasherService } from 'src/modules/auth/password-hasher.service';
 import { MailQueue } from 'src/modules/mail/mail.queue';
+import { isOwnMailbox } from 'src/modules/referrals/normalized-mailbox';
 
 // Unambiguous characters only (no 0/O, 1/I/L), since people type referral codes by hand.
 const REFERRAL_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
@@ -47,12 +48,15 @@ export class AuthService {
       throw ApiError.invalid(`Unknown referral code '${referralCode}'.`, 'referralCode');
     }
     const passwordHash = await this.passwords.hash(password);
+    // A second address of the referrer's own mailbox registers as any account, linked to nobody: its
+    // spending earns no referral, and the referrer is told nothing (invitedCount leaves it out).
+    const referredBy = referrer && !isOwnMailbox(email, referrer.email) ? referrer.id : null;
     for (let attempt = 0; attempt < 5; attempt++) {
       const created = await this.accounts.create({
         email: email.trim().toLowerCase(),
         passwordHash,
         referralCode: newReferralCode(),
-        referredBy: referrer?.id ?? null,
+        referredBy,
       });
       if (created instanceof AccountEntity) {
         await this.mail.sendVerification(created.id);

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { referralEffectiveAt } from 'src/modules/accounts/referral-effective';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { ChannelDailyTotal, routeKey, RouteCosts } from 'src/modules/billing/channel-daily-totals';
 import { Charge } from 'src/modules/billing/settlement-charges';
@@ -31,10 +32,11 @@ export class SettlementRepository {
   /** Each account's referrer (null without one); accounts that do not exist are left out. */
   async findReferrers(manager: EntityManager, accountIds: string[]): Promise<Map<string, string | null>> {
     // referred_by never changes after registration, so it can be read before taking locks. A
-    // referral takes effect once the invitee verified its e-mail: until then, no credit (whatever
-    // REQUIRE_EMAIL_VERIFICATION says), so an address nobody reads cannot earn its own rebate.
+    // referral takes effect once the invitee verified its e-mail or paid a top-up: until then, no
+    // credit (whatever REQUIRE_EMAIL_VERIFICATION says), so an address nobody reads, on an account
+    // nobody paid into, cannot earn its own rebate.
     const rows = await manager.query<{ id: string; referred_by: string | null }[]>(
-      `SELECT id, CASE WHEN email_verified_at IS NOT NULL THEN referred_by END AS referred_by
+      `SELECT id, CASE WHEN ${referralEffectiveAt('accounts')} IS NOT NULL THEN referred_by END AS referred_by
        FROM accounts WHERE id = ANY($1::uuid[])`,
       [accountIds],
     );

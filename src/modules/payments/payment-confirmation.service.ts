@@ -71,6 +71,11 @@ export class PaymentConfirmation {
     metrics.topups.inc({ method: order.method ?? order.network ?? 'none', status: 'paid' });
     metrics.paymentConfirmSeconds.observe({ via }, (Date.now() - order.createdAt.getTime()) / 1000);
     this.logger.info({ orderId: order.id, accountId: order.accountId, via }, 'top-up credited');
+    if (order.expiresAt && order.paidAt && order.paidAt > order.expiresAt) {
+      // Paid after its order expired (a late payer, a lost close): credited all the same, and said so.
+      const lateSeconds = Math.round((order.paidAt.getTime() - order.expiresAt.getTime()) / 1000);
+      this.logger.warn({ orderId: order.id, via, lateSeconds }, 'a payment made after its order expired was credited');
+    }
     await this.gate.sync(order.accountId, snapshot).catch((error: Error) => {
       this.logger.warn(
         { accountId: order.accountId, err: error.message },
@@ -110,6 +115,12 @@ export class PaymentConfirmation {
       // throwing rolls the order back to what it was.
       throw new Error(`the top-up entry of order ${order.id} could not be written: ${posted.outcome}`);
     }
+    // The first paid top-up of any kind (a wallet, USDT, a redemption code) is a signal a referral
+    // waits for, as much as a verified e-mail (accounts/referral-effective.ts): it is recorded once.
+    await manager.query(
+      'UPDATE accounts SET first_paid_topup_at = now() WHERE id = $1 AND first_paid_topup_at IS NULL',
+      [order.accountId],
+    );
     const paid = await manager.findOneByOrFail(TopupOrderEntity, { id: orderId });
     return {
       outcome: 'credited',

@@ -2,13 +2,15 @@ import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullm
 import { Inject, OnApplicationBootstrap } from '@nestjs/common';
 import { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger';
+import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { workerMetrics } from 'src/common/metrics/worker-metrics';
 import { Job, Queue, UnrecoverableError } from 'bullmq';
 import { PaymentJob, PaymentJobPayloads, QueueName } from 'src/common/queue/queue.constants';
 import { ConfirmationRefused, PaymentConfirmation } from 'src/modules/payments/payment-confirmation.service';
 import { ReconciliationService } from 'src/modules/payments/reconciliation.service';
 
-const SWEEP_OVERDUE_EVERY_MS = 60_000;
+/** The sweep runs as often as the poller's longest interval, and at least every minute. */
+const SWEEP_OVERDUE_AT_MOST_EVERY_MS = 60_000;
 
 /**
  * The payment-confirmation worker; registered only in the worker process. A confirmation is short, so
@@ -21,6 +23,7 @@ export class PaymentsProcessor extends WorkerHost implements OnApplicationBootst
     private readonly confirmation: PaymentConfirmation,
     private readonly reconciliation: ReconciliationService,
     @InjectQueue(QueueName.Payments) private readonly queue: Queue,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     super();
@@ -38,7 +41,7 @@ export class PaymentsProcessor extends WorkerHost implements OnApplicationBootst
   async onApplicationBootstrap(): Promise<void> {
     await this.queue.upsertJobScheduler(
       PaymentJob.SweepOverdue,
-      { every: SWEEP_OVERDUE_EVERY_MS },
+      { every: Math.min(SWEEP_OVERDUE_AT_MOST_EVERY_MS, this.config.payments.pollDelaysMs.at(-1)!) },
       { name: PaymentJob.SweepOverdue, opts: { removeOnComplete: true, removeOnFail: 1_000 } },
     );
   }

@@ -22,6 +22,8 @@ const OVERDUE_BATCH = 500;
  * either (WeChat Pay answers 404 for an order it does not know), which would keep the order pending.
  */
 const NOTHING_TO_CLOSE = new Set(['TRADE_CLOSED', 'CLOSED', 'TRADE_NOT_EXIST', 'ORDER_NOT_EXIST']);
+/** Of those, a trade the wallet closed: it takes no payment any more, so a late check need not ask again. */
+const CLOSED_BY_WALLET = new Set(['TRADE_CLOSED', 'CLOSED']);
 
 export type ReconcileVia = 'poller' | 'recheck' | 'sweep';
 
@@ -73,6 +75,9 @@ export class ReconciliationService {
         }
         return 'expired';
       }
+      if (order.status === 'expired' && CLOSED_BY_WALLET.has(state.rawStatus)) {
+        await this.orders.markClosed(order.id);
+      }
     } catch (error) {
       if (!(error instanceof ProviderUnavailable)) {
         throw error;
@@ -119,11 +124,22 @@ export class ReconciliationService {
     return order.status;
   }
 
-  /** Pending orders long past expiry get their last query again (a lost job, a long outage of the provider). */
+  /**
+   * Pending orders long past expiry get their last query again (a lost job, a long outage of the
+   * provider); expired orders their wallet did not confirm closed are queried again for
+   * ORDER_LATE_PAYMENT_HOURS, should the payer have paid after our expiry and the notification been lost.
+   * Either query credits a payment it finds through the one confirmation (expired → paid).
+   */
   async sweepOverdue(): Promise<number> {
+    const { latePaymentHours, pollDelaysMs } = this.config.payments;
     const overdue = await this.orders.overdue(OVERDUE_GRACE_MS, OVERDUE_BATCH);
-    await Promise.all(overdue.map((orderId) => this.jobs.scheduleOverdue(orderId)));
-    return overdue.length;
+    const late =
+      latePaymentHours > 0
+        ? await this.orders.lateDue(latePaymentHours, pollDelaysMs[pollDelaysMs.length - 1], OVERDUE_BATCH)
+        : [];
+    const orderIds = [...overdue, ...late];
+    await Promise.all(orderIds.map((orderId) => this.jobs.scheduleOverdue(orderId)));
+    return orderIds.length;
   }
 
   private async scheduleNext(order: TopupOrderEntity, attempt: number, expired: boolean): Promise<void> {

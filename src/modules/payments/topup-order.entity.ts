@@ -28,6 +28,8 @@ export interface StoredEvidence {
 @Index('topup_orders_status_seq_idx', ['status', 'seq'])
 // The worker's sweep of pending orders past their expiry.
 @Index('topup_orders_pending_expiry_idx', ['expiresAt'], { where: `"status" = 'pending'` })
+// The worker's late-payment checks of expired orders a wallet did not confirm closed.
+@Index('topup_orders_late_expiry_idx', ['expiresAt'], { where: `"status" = 'expired' AND "closed_at" IS NULL` })
 // One payment at the provider credits one order at most.
 @Index('topup_orders_trade_key', ['method', 'providerTradeNo'], {
   unique: true,
@@ -103,6 +105,10 @@ export class TopupOrderEntity {
   /** When the provider confirmed it stopped accepting payment. */
   @Column({ name: 'closed_at', type: 'timestamptz', nullable: true })
   closedAt: Date | null;
+
+  /** When the sweep last asked the wallet about this expired order, should it have been paid late. */
+  @Column({ name: 'late_checked_at', type: 'timestamptz', nullable: true })
+  lateCheckedAt: Date | null;
 }
 
 /** Our order number at the providers: the id without dashes (WeChat Pay allows 32 characters). */

@@ -128,12 +128,46 @@ export class TopupOrdersRepository {
     return (result.affected ?? 0) > 0;
   }
 
+  /** An expired order's wallet says it closed the trade: no late payment can come, so no late check asks again. */
+  async markClosed(id: string): Promise<void> {
+    await this.orders.query(
+      `UPDATE topup_orders SET closed_at = now() WHERE id = $1 AND status = 'expired' AND closed_at IS NULL`,
+      [id],
+    );
+  }
+
   /** Pending orders whose expiry passed more than `graceMs` ago: their reconciliation was lost. */
   async overdue(graceMs: number, limit: number): Promise<string[]> {
     const rows = await this.orders.query<{ id: string }[]>(
       `SELECT id FROM topup_orders WHERE status = 'pending' AND expires_at < now() - make_interval(secs => $1)
        ORDER BY expires_at LIMIT $2`,
       [graceMs / 1000, limit],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  /**
+   * Expired wallet orders, not confirmed closed at their wallet, whose expiry is less than `windowHours`
+   * old and whose next late check is due; each is marked checked now, by the statement that picks it.
+   * A check falls due half the order's age at its last check after it (asked at 1, 2, 3, 4.5 … minutes
+   * past expiry), never sooner than `minIntervalMs` and at least hourly: a payer who pays a while
+   * after expiry is found within about a third of that while, at a few dozen queries per order per day.
+   */
+  async lateDue(windowHours: number, minIntervalMs: number, limit: number): Promise<string[]> {
+    // An UPDATE answers [rows, count] through TypeORM.
+    const [rows] = await this.orders.query<[{ id: string }[], number]>(
+      `UPDATE topup_orders SET late_checked_at = now()
+       WHERE id IN (
+         SELECT id FROM topup_orders
+         WHERE status = 'expired' AND closed_at IS NULL AND method IN ('alipay', 'wechatpay')
+           AND expires_at > now() - make_interval(hours => $1)
+           AND (late_checked_at IS NULL OR now() >= late_checked_at + LEAST(interval '1 hour',
+                GREATEST(make_interval(secs => $2), (late_checked_at - expires_at) / 2)))
+         ORDER BY expires_at LIMIT $3
+         FOR UPDATE SKIP LOCKED
+       )
+       RETURNING id`,
+      [windowHours, minIntervalMs / 1000, limit],
     );
     return rows.map((row) => row.id);
   }

@@ -13,11 +13,21 @@ export class InviteeDto {
   email: string;
 
   @ApiProperty({
-    description: 'When the invitee verified its address: the referral took effect then',
+    description:
+      "When the referral took effect: the invitee's address verification or its first paid top-up, whichever came first",
     example: '2026-11-21T08:30:00.000Z',
     format: 'date-time',
   })
-  verifiedAt: string;
+  effectiveAt: string;
+
+  @ApiProperty({
+    description: 'When the invitee verified its address; null if it has not (its top-up made the referral count)',
+    example: '2026-11-21T08:30:00.000Z',
+    format: 'date-time',
+    type: String,
+    nullable: true,
+  })
+  verifiedAt: string | null;
 
   @ApiProperty({
     pattern: MONEY_PATTERN,
@@ -34,7 +44,10 @@ export class ReferralSummaryDto {
   })
   referralCode: string;
 
-  @ApiProperty({ description: 'Accounts registered with the code that verified their address', example: 3 })
+  @ApiProperty({
+    description: 'Accounts registered with the code whose referral took effect (a verified address or a paid top-up)',
+    example: 3,
+  })
   invitedCount: number;
 
   @ApiProperty({ pattern: MONEY_PATTERN, description: 'All referral credit received, USD', example: '1.25' })
@@ -63,7 +76,8 @@ export class ReferralsController {
       totalCredited: formatUsd(summary.credited),
       invitees: summary.invitees.map((invitee) => ({
         email: maskedEmail(invitee.email),
-        verifiedAt: invitee.verifiedAt.toISOString(),
+        effectiveAt: invitee.effectiveAt.toISOString(),
+        verifiedAt: invitee.verifiedAt?.toISOString() ?? null,
         credited: formatUsd(invitee.credited),
       })),
     };
