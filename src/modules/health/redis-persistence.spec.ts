@@ -25,7 +25,8 @@ describe(parseRedisPersistence.name, () => {
 });
 
 describe(isNoeviction.name, () => {
-  const memory = (policy: string) => ['# Memory', 'maxmemory:1073741824', `maxmemory_policy:${policy}`, ''].join('\r\n');
+  const memory = (policy: string) =>
+    ['# Memory', 'maxmemory:1073741824', `maxmemory_policy:${policy}`, ''].join('\r\n');
 
   it('should accept only noeviction', () => {
     expect(isNoeviction(memory('noeviction'))).toBe(true);
