@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { loadConfig } from 'src/config/app-config';
 import { HealthController } from 'src/modules/health/health.controller';
 import { WORKER_HEALTH_PATH } from 'src/modules/health/worker-metrics.server';
 import { parseAllDocuments } from 'yaml';
@@ -57,7 +58,25 @@ describe('deploy/k8s', () => {
     expect(doc).toBeDefined();
     return doc!;
   };
-  const config = () => find(production(), 'ConfigMap', 'gateway-config').data as Record<string, string>;
+  /** The generated ConfigMap (gateway-config-<hash>) of a render. */
+  const configMapOf = (docs: Doc[]) => {
+    const maps = docs.filter((d) => d.kind === 'ConfigMap' && /^gateway-config-[a-z0-9]+$/.test(d.metadata.name));
+    expect(maps).toHaveLength(1);
+    return maps[0];
+  };
+  const config = () => configMapOf(production()).data as Record<string, string>;
+  /** The production settings as the processes read them (secrets left out: none is needed here). */
+  const appConfig = () => loadConfig({ ...config(), NODE_ENV: 'test' });
+  /** Every pod template of a render, with the kind and name of what owns it. */
+  const podsOf = (docs: Doc[]) =>
+    docs
+      .filter((d) => ['Deployment', 'Job', 'CronJob'].includes(d.kind))
+      .map((d) => ({
+        owner: `${d.kind}/${d.metadata.name}`,
+        template: (d.kind === 'CronJob' ? d.spec.jobTemplate.spec.template : d.spec.template) as Doc,
+      }));
+  const selects = (selector: Record<string, string>, labels: Record<string, string>) =>
+    Object.entries(selector).every(([key, value]) => labels[key] === value);
   const container = (deployment: Doc) => deployment.spec.template.spec.containers[0] as Doc;
   const portNamed = (c: Doc, name: string) => (c.ports as Doc[]).find((port) => port.name === name)?.containerPort;
 
@@ -75,6 +94,16 @@ describe('deploy/k8s', () => {
     const broken = { ...worker, spec: { ...worker.spec, replicas: 'three' } };
     expect(() => new (modelOf(broken))(broken).validate()).toThrow();
     expect(() => modelOf({ apiVersion: 'example.com/v1', kind: 'Unknown' })).toThrow('unknown kind');
+    for (const [kind, name, spec] of [
+      ['NetworkPolicy', 'gateway-egress', { policyTypes: 'Egress' }],
+      ['Ingress', 'gateway-api', { rules: [{ http: { paths: [{ path: '/' }] } }] }],
+      ['PodDisruptionBudget', 'gateway-api', { maxUnavailable: true }],
+    ] as const) {
+      const doc = find(production(), kind, name);
+      const bad = { ...doc, spec: { ...doc.spec, ...spec } };
+      expect(() => new (modelOf(doc))(doc).validate()).not.toThrow();
+      expect(() => new (modelOf(bad))(bad).validate()).toThrow();
+    }
   });
 
   it('should hold the API and the worker apart, an autoscaler on the API, Services and disruption budgets', () => {
@@ -165,5 +194,133 @@ describe('deploy/k8s', () => {
     expect(release.size).toBe(1);
     expect([...release][0]).toMatch(/^[^:]+\/llm-gateway:[\w.-]+$/);
     expect(images(rendered.get('overlays/production-migrate')!)).toEqual(release);
+  });
+
+  it('should drain the API long enough for its longest completion, so a rollout cuts no stream', () => {
+    const settings = appConfig();
+    expect(settings.shutdownGraceMs).toBeGreaterThanOrEqual(settings.relay.maxRequestMs);
+  });
+
+  it('should run every pod without privileges, under the runtime seccomp profile, without a service-account token', () => {
+    for (const docs of rendered.values()) {
+      for (const { owner, template } of podsOf(docs)) {
+        const pod = template.spec as Doc;
+        expect({ owner, automount: pod.automountServiceAccountToken }).toEqual({ owner, automount: false });
+        expect(pod.securityContext).toEqual(
+          expect.objectContaining({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } }),
+        );
+        for (const c of pod.containers as Doc[]) {
+          expect(c.securityContext).toEqual({
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ['ALL'] },
+          });
+        }
+      }
+    }
+  });
+
+  it('should spread the API and the worker over zones and nodes, and budget disruptions as a share', () => {
+    const docs = production();
+    for (const name of ['gateway-api', 'gateway-worker']) {
+      const template = find(docs, 'Deployment', name).spec.template as Doc;
+      const spread = template.spec.topologySpreadConstraints as Doc[];
+      expect(spread.map((constraint) => constraint.topologyKey).sort()).toEqual([
+        'kubernetes.io/hostname',
+        'topology.kubernetes.io/zone',
+      ]);
+      for (const constraint of spread) {
+        expect(selects(constraint.labelSelector.matchLabels, template.metadata.labels)).toBe(true);
+      }
+      const budget = find(docs, 'PodDisruptionBudget', name).spec;
+      expect(budget.minAvailable).toBeUndefined();
+      expect(budget.maxUnavailable).toMatch(/^\d+%$/);
+    }
+  });
+
+  it('should name the ConfigMap after its content, so a changed setting rolls the pods that read it', () => {
+    const base = configMapOf(rendered.get('base')!);
+    const overlay = configMapOf(production());
+    // The production overlay adds TRUST_PROXY: other content, other name.
+    expect(overlay.data).not.toEqual(base.data);
+    expect(overlay.metadata.name).not.toBe(base.metadata.name);
+    for (const name of ['gateway-api', 'gateway-worker']) {
+      expect(container(find(production(), 'Deployment', name)).envFrom).toContainEqual({
+        configMapRef: { name: overlay.metadata.name },
+      });
+    }
+  });
+
+  describe('network policies', () => {
+    const policies = () => production().filter((d) => d.kind === 'NetworkPolicy');
+    const policiesOf = (labels: Record<string, string>, type: 'Ingress' | 'Egress') =>
+      policies().filter(
+        (policy) =>
+          selects(policy.spec.podSelector.matchLabels ?? {}, labels) &&
+          (policy.spec.policyTypes as string[]).includes(type),
+      );
+    /** Each rule's sources (namespace names) and ports, over every Ingress policy selecting these labels. */
+    const admitted = (labels: Record<string, string>) =>
+      policiesOf(labels, 'Ingress').flatMap((policy) =>
+        ((policy.spec.ingress ?? []) as Doc[]).map((rule) => ({
+          from: ((rule.from ?? []) as Doc[]).map(
+            (peer) => peer.namespaceSelector.matchLabels['kubernetes.io/metadata.name'],
+          ),
+          ports: ((rule.ports ?? []) as Doc[]).map((port) => port.port),
+        })),
+      );
+
+    it("should close every pod of the gateway by default, and only the gateway's", () => {
+      for (const docs of [production(), rendered.get('overlays/production-migrate')!]) {
+        for (const { owner, template } of podsOf(docs)) {
+          const types = new Set(
+            [...policiesOf(template.metadata.labels, 'Ingress'), ...policiesOf(template.metadata.labels, 'Egress')]
+              .filter((policy) => !policy.spec.ingress && !policy.spec.egress)
+              .flatMap((policy) => policy.spec.policyTypes as string[]),
+          );
+          expect({ owner, types: [...types].sort() }).toEqual({ owner, types: ['Egress', 'Ingress'] });
+        }
+      }
+      for (const policy of policies()) {
+        expect(policy.spec.podSelector.matchLabels).toEqual(
+          expect.objectContaining({ 'app.kubernetes.io/name': 'llm-gateway' }),
+        );
+      }
+    });
+
+    it("should admit the API's port from the ingress controller and Prometheus, the worker's metrics from Prometheus only", () => {
+      const api = find(production(), 'Deployment', 'gateway-api').spec.template.metadata.labels;
+      const worker = find(production(), 'Deployment', 'gateway-worker').spec.template.metadata.labels;
+      expect(admitted(api)).toEqual([{ from: ['ingress-nginx', 'monitoring'], ports: ['http'] }]);
+      expect(admitted(worker)).toEqual([{ from: ['monitoring'], ports: ['metrics'] }]);
+    });
+
+    it('should let the pods out to DNS, Postgres, Redis and HTTPS only', () => {
+      const worker = find(production(), 'Deployment', 'gateway-worker').spec.template.metadata.labels;
+      const ports = policiesOf(worker, 'Egress').flatMap((policy) =>
+        ((policy.spec.egress ?? []) as Doc[]).flatMap((rule) =>
+          (rule.ports as Doc[]).map((port) => port.port as number),
+        ),
+      );
+      expect(ports).toEqual(expect.arrayContaining([53, 5432, 6379, 443]));
+      expect(ports.every((port) => [53, 5432, 6379, 443, 465, 587].includes(port))).toBe(true);
+    });
+  });
+
+  it('should route the Ingress to the API unbuffered, with timeouts past MAX_REQUEST_MS, and trust its proxies', () => {
+    const ingress = find(production(), 'Ingress', 'gateway-api');
+    const annotations = ingress.metadata.annotations as Record<string, string>;
+    const settings = appConfig();
+    expect(annotations['nginx.ingress.kubernetes.io/proxy-buffering']).toBe('off');
+    for (const timeout of ['proxy-read-timeout', 'proxy-send-timeout']) {
+      expect(Number(annotations[`nginx.ingress.kubernetes.io/${timeout}`])).toBeGreaterThan(
+        settings.relay.maxRequestMs / 1000,
+      );
+    }
+    expect(annotations['nginx.ingress.kubernetes.io/proxy-body-size']).toBe(`${settings.bodyLimitBytes >> 20}m`);
+    const backend = ingress.spec.rules[0].http.paths[0].backend.service;
+    const service = find(production(), 'Service', backend.name);
+    expect(service.spec.ports).toContainEqual(expect.objectContaining({ name: backend.port.name }));
+    expect(settings.trustedProxies.length).toBeGreaterThan(0);
   });
 });

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { QueueName } from 'src/common/queue/queue.constants';
-import { parseRedisPersistence } from 'src/modules/health/redis-persistence';
+import { isNoeviction, parseRedisPersistence } from 'src/modules/health/redis-persistence';
 import { Books, eventually, sleep, userMessages } from 'test/e2e/billing-helpers';
 import { freePort } from 'test/support/free-port';
 import { claimEmptyRedisDb } from 'test/support/global-setup';
@@ -126,13 +126,14 @@ describe('the worker process: /metrics and /health on WORKER_METRICS_PORT', () =
     expect(sample(after, 'gateway_worker_job_failures_total{queue="billing"}')).toBe(before + 1);
   });
 
-  it("should report Redis's persistence as INFO tells it", async () => {
+  it("should report Redis's persistence and eviction policy as INFO tells them", async () => {
     const redis = new Redis(redisUrl);
     try {
       const persistence = parseRedisPersistence(await redis.info('persistence'));
       const text = await scrape();
       expect(sample(text, 'gateway_redis_aof_enabled')).toBe(persistence.aofEnabled ? 1 : 0);
       expect(sample(text, 'gateway_redis_persistence_ok')).toBe(persistence.ok ? 1 : 0);
+      expect(sample(text, 'gateway_redis_noeviction')).toBe(isNoeviction(await redis.info('memory')) ? 1 : 0);
     } finally {
       redis.disconnect();
     }

@@ -3,6 +3,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import pino from 'pino';
+import { workerMetricsRegistry } from 'src/common/metrics/worker-metrics';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { loadConfig } from 'src/config/app-config';
 import { dataSourceOptions } from 'src/database/data-source.options';
@@ -235,6 +236,11 @@ describe(PartitionMaintenanceService.name, () => {
       ]);
       expect(created).toEqual(expected.sort());
       expect(await service(undefined).maintain(later)).toEqual({ created: [], dropped: [] });
+      // What the partition-maintenance alerts read: two months after `later`'s, and a fresh success.
+      expect(await workerGauge('gateway_partition_months_ahead')).toBe(2);
+      expect(await workerGauge('gateway_partition_maintenance_last_success_timestamp_seconds')).toBeGreaterThan(
+        Date.now() / 1000 - 60,
+      );
     } finally {
       await other.destroy();
     }
@@ -274,4 +280,9 @@ async function balanceOf(accountId: string): Promise<bigint> {
     accountId,
   ]);
   return BigInt(row.balance);
+}
+
+/** The current value of an unlabelled gauge of the worker's registry. */
+async function workerGauge(name: string): Promise<number | undefined> {
+  return (await workerMetricsRegistry.getSingleMetric(name)!.get()).values[0]?.value;
 }

@@ -145,3 +145,7 @@ export const metrics = {
     registers: [metricsRegistry],
   }),
 };
+
+// GatewayUsageRecordsLost reads increase(): a series that appeared at 1 would show none, so the
+// first record lost in a process would never alert. It starts at 0 instead.
+metrics.usageRecordFailures.inc({ outcome: 'lost' }, 0);

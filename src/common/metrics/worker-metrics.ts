@@ -71,6 +71,21 @@ export const workerMetrics = {
     help: 'When the last recorded `ledger:verify --record` finished (its age: time() minus this); 0 before the first',
     registers: [workerMetricsRegistry],
   }),
+  redisNoeviction: new Gauge({
+    name: 'gateway_redis_noeviction',
+    help: "1 when every Redis master's maxmemory-policy is noeviction (INFO memory); any other policy may evict balances, holds and unsettled usage",
+    registers: [workerMetricsRegistry],
+  }),
+  partitionMaintenanceLastSuccess: new Gauge({
+    name: 'gateway_partition_maintenance_last_success_timestamp_seconds',
+    help: "When this worker's book partition maintenance last succeeded (its age: time() minus this); 0 before the first",
+    registers: [workerMetricsRegistry],
+  }),
+  partitionMonthsAhead: new Gauge({
+    name: 'gateway_partition_months_ahead',
+    help: 'Months after the current one that have their book partitions, at the last successful maintenance (-1: the current month has none)',
+    registers: [workerMetricsRegistry],
+  }),
   scrapeFailures: new Counter({
     name: 'gateway_worker_scrape_failures_total',
     help: 'Scrapes whose Redis-read gauges could not be refreshed in time (they kept their last values)',

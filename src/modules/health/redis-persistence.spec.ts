@@ -1,4 +1,4 @@
-import { parseRedisPersistence } from 'src/modules/health/redis-persistence';
+import { isNoeviction, parseRedisPersistence } from 'src/modules/health/redis-persistence';
 
 const info = (lines: string[]) => ['# Persistence', ...lines, ''].join('\r\n');
 
@@ -21,5 +21,17 @@ describe(parseRedisPersistence.name, () => {
   it('should report a failing AOF write or RDB save', () => {
     expect(parseRedisPersistence(info(['aof_enabled:1', 'aof_last_write_status:err'])).ok).toBe(false);
     expect(parseRedisPersistence(info(['aof_enabled:1', 'rdb_last_bgsave_status:err'])).ok).toBe(false);
+  });
+});
+
+describe(isNoeviction.name, () => {
+  const memory = (policy: string) =>
+    ['# Memory', 'maxmemory:1073741824', `maxmemory_policy:${policy}`, ''].join('\r\n');
+
+  it('should accept only noeviction', () => {
+    expect(isNoeviction(memory('noeviction'))).toBe(true);
+    expect(isNoeviction(memory('allkeys-lru'))).toBe(false);
+    expect(isNoeviction(memory('noeviction-ish'))).toBe(false);
+    expect(isNoeviction('# Memory\r\nmaxmemory:0\r\n')).toBe(false);
   });
 });

@@ -21,3 +21,11 @@ export function parseRedisPersistence(info: string): RedisPersistence {
     ok: !failed('aof_last_write_status') && !failed('rdb_last_bgsave_status'),
   };
 }
+
+/**
+ * Whether `INFO memory` says `maxmemory_policy:noeviction`: under any other policy a full Redis drops
+ * keys (balances, holds, usage waiting to be settled) instead of refusing writes.
+ */
+export function isNoeviction(memoryInfo: string): boolean {
+  return /^maxmemory_policy:noeviction\r?$/m.test(memoryInfo);
+}

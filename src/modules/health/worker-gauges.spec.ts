@@ -17,7 +17,13 @@ describe(WorkerGauges.name, () => {
     sut = test.sut;
     usage = test.mock(UsageQueueService);
     usage.backlog.mockResolvedValue({ count: 3, oldestAgeMs: 4_500 });
-    redis.info.mockResolvedValue('# Persistence\r\naof_enabled:0\r\naof_last_write_status:ok\r\n');
+    redis.info.mockImplementation((section: string) =>
+      Promise.resolve(
+        section === 'memory'
+          ? '# Memory\r\nmaxmemory:0\r\nmaxmemory_policy:allkeys-lru\r\n'
+          : '# Persistence\r\naof_enabled:0\r\naof_last_write_status:ok\r\n',
+      ),
+    );
     redis.get.mockResolvedValue(JSON.stringify({ finishedAtMs: 1_700_000_000_000, mismatches: 2 }));
   });
 
@@ -28,6 +34,7 @@ describe(WorkerGauges.name, () => {
     expect(await valueOf('gateway_settlement_oldest_unsettled_seconds')).toBe(4.5);
     expect(await valueOf('gateway_redis_aof_enabled')).toBe(0);
     expect(await valueOf('gateway_redis_persistence_ok')).toBe(1);
+    expect(await valueOf('gateway_redis_noeviction')).toBe(0);
     expect(await valueOf('gateway_ledger_verify_mismatches')).toBe(2);
     expect(await valueOf('gateway_ledger_verify_last_run_timestamp_seconds')).toBe(1_700_000_000);
   });

@@ -4,12 +4,12 @@ import { mastersOf, RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
 import { LEDGER_VERIFY_REPORT_KEY, parseLedgerVerifyReport } from 'src/modules/ledger/ledger-verify-report';
-import { parseRedisPersistence } from 'src/modules/health/redis-persistence';
+import { isNoeviction, parseRedisPersistence } from 'src/modules/health/redis-persistence';
 
 /**
  * The worker's gauges that need a read, refreshed when Prometheus scrapes (never per job): the
- * settlement backlog and its oldest record (one bounded script), Redis's persistence (INFO, of every master) and the
- * last recorded ledger verification (one GET). Three round trips to Redis, nothing from Postgres.
+ * settlement backlog and its oldest record (one bounded script), Redis's persistence and eviction policy (INFO,
+ * of every master) and the last recorded ledger verification (one GET). Four round trips to Redis, nothing from Postgres.
  */
 @Injectable()
 export class WorkerGauges {
@@ -34,10 +34,11 @@ export class WorkerGauges {
   }
 
   private async read(): Promise<void> {
-    const [backlog, persistence, verification] = await Promise.all([
+    const [backlog, persistence, memory, verification] = await Promise.all([
       this.usage.backlog(),
       // Every master's: on a cluster each keeps its own slots' holds and usage.
       Promise.all(mastersOf(this.redis).map((node) => node.info('persistence'))),
+      Promise.all(mastersOf(this.redis).map((node) => node.info('memory'))),
       this.redis.get(LEDGER_VERIFY_REPORT_KEY),
     ]);
     workerMetrics.settlementBacklog.set(backlog.count);
@@ -45,6 +46,7 @@ export class WorkerGauges {
     const masters = persistence.map(parseRedisPersistence);
     workerMetrics.redisAofEnabled.set(masters.length > 0 && masters.every(({ aofEnabled }) => aofEnabled) ? 1 : 0);
     workerMetrics.redisPersistenceOk.set(masters.every(({ ok }) => ok) ? 1 : 0);
+    workerMetrics.redisNoeviction.set(memory.length > 0 && memory.every(isNoeviction) ? 1 : 0);
     const report = parseLedgerVerifyReport(verification);
     workerMetrics.ledgerVerifyMismatches.set(report?.mismatches ?? 0);
     workerMetrics.ledgerVerifyLastRun.set(report ? report.finishedAtMs / 1000 : 0);

@@ -2,6 +2,7 @@ import {
   expiredUsagePartitions,
   monthOf,
   monthPartition,
+  monthsCovered,
   partitionsAhead,
 } from 'src/modules/partitions/month-partitions';
 
@@ -41,5 +42,13 @@ describe('month partitions', () => {
     expect(expiredUsagePartitions(names, now, 1)).toEqual(['usage_records_p2026_08', 'usage_records_p2026_09']);
     expect(expiredUsagePartitions(names, now, 3)).toEqual([]);
     expect(expiredUsagePartitions([...names, 'usage_records_old'], now, 2)).toEqual(['usage_records_p2026_08']);
+  });
+
+  it('should count the months ahead that have a partition, stopping at the first gap', () => {
+    const now = new Date('2026-12-15T00:00:00Z');
+    const names = ['usage_records_p2026_12', 'usage_records_p2027_01', 'usage_records_p2027_03'];
+    expect(monthsCovered('usage_records', names, now)).toBe(1);
+    expect(monthsCovered('usage_records', [...names, 'usage_records_p2027_02'], now)).toBe(3);
+    expect(monthsCovered('ledger_entries', names, now)).toBe(-1);
   });
 });

@@ -54,3 +54,17 @@ export function expiredUsagePartitions(names: string[], now: Date, retentionMont
     return month !== null && month < oldestKept;
   });
 }
+
+/**
+ * How many whole months after the current one already have a partition of `table` in `names`, counted
+ * without a gap (the current month missing counts as -1): what an insert can still rely on if
+ * maintenance stops. The partition-maintenance alert reads it.
+ */
+export function monthsCovered(table: PartitionedTable, names: string[], now: Date): number {
+  const existing = new Set(names);
+  let offset = 0;
+  while (existing.has(monthPartition(table, monthStart(now, offset)).name)) {
+    offset++;
+  }
+  return offset - 1;
+}

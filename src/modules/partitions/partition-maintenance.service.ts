@@ -1,8 +1,14 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger';
+import { workerMetrics } from 'src/common/metrics/worker-metrics';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
-import { expiredUsagePartitions, PARTITIONED_TABLES, partitionsAhead } from 'src/modules/partitions/month-partitions';
+import {
+  expiredUsagePartitions,
+  monthsCovered,
+  PARTITIONED_TABLES,
+  partitionsAhead,
+} from 'src/modules/partitions/month-partitions';
 import { PartitionsRepository } from 'src/modules/partitions/partitions.repository';
 
 /** Often enough that a failed run (a lock timeout, Postgres away) is retried well before a month is missing. */
@@ -43,16 +49,19 @@ export class PartitionMaintenanceService implements OnApplicationBootstrap, OnAp
   }
 
   /** Creates the partitions missing ahead of `now` and drops the usage detail past retention. */
-  maintain(now = new Date()): Promise<MaintenanceResult> {
-    return this.repository.underMaintenanceLock(async (manager) => {
+  async maintain(now = new Date()): Promise<MaintenanceResult> {
+    const { monthsAhead, ...result } = await this.repository.underMaintenanceLock(async (manager) => {
       const created: string[] = [];
+      const covered: number[] = [];
       for (const table of PARTITIONED_TABLES) {
         const existing = new Set(await this.repository.partitionsOf(manager, table));
         // Only the missing ones: creating a partition locks the parent, so existing ones are not touched.
         for (const partition of partitionsAhead(table, now).filter((p) => !existing.has(p.name))) {
           await this.repository.create(manager, partition);
           created.push(partition.name);
+          existing.add(partition.name);
         }
+        covered.push(monthsCovered(table, [...existing], now));
       }
       const retention = this.config.usageDetailRetentionMonths;
       const dropped =
@@ -62,8 +71,12 @@ export class PartitionMaintenanceService implements OnApplicationBootstrap, OnAp
       for (const name of dropped) {
         await this.repository.drop(manager, 'usage_records', name);
       }
-      return { created, dropped };
+      return { created, dropped, monthsAhead: Math.min(...covered) };
     });
+    // Once committed, for the alerts: a failed run leaves both as they were, so their age and count tell.
+    workerMetrics.partitionMonthsAhead.set(monthsAhead);
+    workerMetrics.partitionMaintenanceLastSuccess.set(Date.now() / 1000);
+    return result;
   }
 
   /** A failed run is logged and retried on the next one; months are created well ahead, so one miss is harmless. */
