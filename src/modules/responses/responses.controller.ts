@@ -1,7 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import {
-  ApiBadRequestResponse,
   ApiBody,
+  ApiExcludeEndpoint,
   ApiExtraModels,
   ApiNotFoundResponse,
   ApiOkResponse,
@@ -94,9 +94,9 @@ export class ResponsesController {
     return { id, object: 'response', deleted: true };
   }
 
+  /** Answers only to say why (docs/responses.md): not an operation of this API, so not in OpenAPI. */
   @Get(':id/input_items')
-  @ApiParam(RESPONSE_ID)
-  @ApiNotFoundResponse({ description: "Always: a request's input is never stored" })
+  @ApiExcludeEndpoint()
   listInputItems(@Param('id') id: string): never {
     throw new ApiError(
       ErrorKind.NotFound,
@@ -105,12 +105,9 @@ export class ResponsesController {
     );
   }
 
+  /** As input_items: a refusal that says what to do instead. */
   @Post(':id/cancel')
-  @HttpCode(200)
-  @ApiParam(RESPONSE_ID)
-  @ApiBadRequestResponse({
-    description: 'Always: every response is answered in its request, none runs in the background',
-  })
+  @ApiExcludeEndpoint()
   cancelResponse(@Param('id') id: string): never {
     throw ApiError.invalid(
       `'${id}' cannot be cancelled: only background responses can be, and this gateway answers every response ` +
