@@ -101,6 +101,22 @@ describe(StoredResponses.name, () => {
     expect(unknown).toMatchObject({ param: 'input[1].id', message: expect.stringContaining("'msg_nope'") });
   });
 
+  it('should take an item sealed under a replaced SECRETS_KEY as gone: a 400, and no answer to GET', async () => {
+    const { stored, repository, saved, logger } = setUp();
+    await stored.keep(ACCOUNT, RESPONSE);
+    const config = loadConfig({ NODE_ENV: 'test' });
+    const rekeyed = new StoredResponses(repository, new SecretBox(Buffer.alloc(32, 2)), config, logger);
+    repository.find.mockResolvedValue({ sealed: saved[0].sealed, items: saved[0].items.map((i) => i.sealed) });
+
+    const refused = await rekeyed
+      .resolveReferences(ACCOUNT, [{ type: 'item_reference', id: 'msg_1' }])
+      .catch((error: unknown) => error);
+
+    expect(refused).toMatchObject({ param: 'input[0].id' });
+    expect(await rekeyed.find(ACCOUNT, 'resp_1')).toBeNull();
+    expect(await stored.find(ACCOUNT, 'resp_1')).toMatchObject({ id: 'resp_1', output: [MESSAGE, CALL] });
+  });
+
   it('should leave references as sent where the deployment keeps nothing (the translation refuses them)', async () => {
     const { stored, repository } = setUp({ store: false });
     const input = [{ type: 'item_reference', id: 'msg_1' }];

@@ -83,8 +83,8 @@ export class StoredResponses {
       if (id === undefined) {
         return item;
       }
-      const sealed = found.get(id);
-      if (sealed === undefined) {
+      const kept = this.opened(found.get(id));
+      if (kept === null) {
         throw ApiError.invalid(
           `input[${i}] refers to the item '${id}', which this gateway does not keep for your account: it is ` +
             `unknown, expired (items are kept ${this.config.responses.itemTtlDays} days), deleted, or another ` +
@@ -92,7 +92,7 @@ export class StoredResponses {
           `input[${i}].id`,
         );
       }
-      return JSON.parse(this.secrets.open(sealed)) as Json;
+      return kept;
     });
   }
 
@@ -102,8 +102,11 @@ export class StoredResponses {
     if (!found) {
       return null;
     }
-    const summary = JSON.parse(this.secrets.open(found.sealed)) as Json;
-    const output = found.items.map((sealed) => JSON.parse(this.secrets.open(sealed)) as Json);
+    const summary = this.opened(found.sealed);
+    const output = found.items.map((sealed) => this.opened(sealed));
+    if (summary === null || output.includes(null)) {
+      return null;
+    }
     return {
       id,
       object: 'response',
@@ -116,6 +119,21 @@ export class StoredResponses {
 
   delete(accountId: string, id: string): Promise<boolean> {
     return this.repository.delete(accountId, id);
+  }
+
+  /**
+   * A sealed item or summary as JSON; null when absent, or sealed under another SECRETS_KEY (a key
+   * replaced since), which is as good as gone.
+   */
+  private opened(sealed: string | undefined): Json | null {
+    if (sealed === undefined) {
+      return null;
+    }
+    try {
+      return JSON.parse(this.secrets.open(sealed)) as Json;
+    } catch {
+      return null;
+    }
   }
 
   private async save(accountId: string, response: Json, output: Json[]): Promise<void> {
