@@ -12,6 +12,7 @@ import { WorkerMetricsServer } from 'src/modules/health/worker-metrics.server';
 import { PartitionsModule } from 'src/modules/partitions/partitions.module';
 import { MailWorkerModule } from 'src/modules/mail/mail-worker.module';
 import { PaymentsWorkerModule } from 'src/modules/payments/payments-worker.module';
+import { StoredResponsesWorkerModule } from 'src/modules/responses/stored/stored-responses-worker.module';
 import { DataSource } from 'typeorm';
 
 /** The worker process: no public HTTP (metrics only, when configured). Queue processors are registered here and only here. */
@@ -32,6 +33,7 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
         PaymentsWorkerModule,
         MailWorkerModule,
         PartitionsModule,
+        StoredResponsesWorkerModule,
       ],
       providers: [WorkerMetricsServer, WorkerGauges],
     };

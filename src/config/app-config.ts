@@ -97,6 +97,11 @@ export interface AppConfig {
   workerMetricsPort: number | null;
   /** Months of usage_records detail the worker keeps before dropping a month's partition; null: forever. */
   usageDetailRetentionMonths: number | null;
+  /**
+   * What the Responses route keeps of its answers (never their input): store, whether output items are
+   * kept for `item_reference` and GET/DELETE /v1/responses/{id}; itemTtlDays, for how long.
+   */
+  responses: { store: boolean; itemTtlDays: number };
   /** Wallets, their keys and how pending orders are polled (payments-config.ts). */
   payments: PaymentsConfig;
   /** SMTP, the console's URL for links, and whether accounts must verify their e-mail (mail-config.ts). */
@@ -225,6 +230,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     holdSweepAgeMs,
     workerMetricsPort: dto.WORKER_METRICS_PORT ?? null,
     usageDetailRetentionMonths: dto.USAGE_DETAIL_RETENTION_MONTHS ?? null,
+    responses: { store: dto.RESPONSES_STORE !== 'false', itemTtlDays: dto.RESPONSES_ITEM_TTL_DAYS ?? 30 },
     payments: paymentsConfigOf(dto),
     mail: mailConfigOf(dto),
   };

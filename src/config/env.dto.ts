@@ -327,6 +327,19 @@ export class EnvDto {
   @Max(1200)
   USAGE_DETAIL_RETENTION_MONTHS?: number;
 
+  /** `false`: nothing of a Responses answer is kept, and item references are refused (docs/responses.md). */
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  RESPONSES_STORE?: 'true' | 'false';
+
+  /** Days a kept Responses output item can be referred to; the worker deletes it after. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(3650)
+  RESPONSES_ITEM_TTL_DAYS?: number;
+
   @IsOptional()
   @Matches(/^https?:\/\/[^\s]+$/, { message: 'must be the http(s) URL the API is reached at' })
   PUBLIC_BASE_URL?: string;

@@ -20,6 +20,7 @@ import { TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
 import { ConsoleSessionEntity } from 'src/modules/auth/console-session.entity';
 import { RetiredRefreshTokenEntity } from 'src/modules/auth/retired-refresh-token.entity';
 import { AccountRateLimitEntity } from 'src/modules/rate-limits/account-rate-limit.entity';
+import { StoredResponseEntity, StoredResponseItemEntity } from 'src/modules/responses/stored/stored-response.entity';
 
 export const entities = [
   AccountEntity,
@@ -44,4 +45,6 @@ export const entities = [
   AuditEntryEntity,
   AccountTokenEntity,
   BalanceAlertEntity,
+  StoredResponseEntity,
+  StoredResponseItemEntity,
 ];

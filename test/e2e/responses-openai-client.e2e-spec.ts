@@ -6,6 +6,7 @@ import {
   BillingWorld,
   Books,
   costOf,
+  eventually,
   MOCK_DEFAULT_REPLY,
   mockPieces,
   mockUsage,
@@ -96,7 +97,7 @@ describe('the Responses API through the official openai client', () => {
       object: 'response',
       status: 'completed',
       model,
-      store: false,
+      store: true,
       instructions: 'You are terse.',
       usage: {
         input_tokens: usage.promptTokens,
@@ -358,6 +359,103 @@ describe('the Responses API through the official openai client', () => {
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect(error).toMatchObject({ status: 400, param: 'previous_response_id', type: 'invalid_request_error' });
     expect(await books.bills(customer)).toEqual([]);
+  });
+
+  it('should retrieve a kept answer (output and usage, no input), delete it, and then refuse it', async () => {
+    const customer = await gateway.newCustomer({ balance: '10' });
+    const client = clientOf(customer);
+    const answer = await client.responses.create({ model, input: 'Hi', instructions: 'Be brief.' });
+    expect(answer).toMatchObject({ store: true });
+    await eventually(
+      () => client.responses.retrieve(answer.id).catch(() => null),
+      (found) => found !== null,
+    );
+
+    const retrieved = await client.responses.retrieve(answer.id);
+    const stranger = await clientOf(await gateway.newCustomer({ balance: '10' }))
+      .responses.retrieve(answer.id)
+      .catch((caught: unknown) => caught);
+    await client.responses.delete(answer.id);
+    const afterDelete = await client.responses.retrieve(answer.id).catch((caught: unknown) => caught);
+    const reference = await client.responses
+      .create({
+        model,
+        input: [
+          { role: 'user', content: 'Hi' },
+          { type: 'item_reference', id: answer.output[0].id! },
+        ],
+      })
+      .catch((caught: unknown) => caught);
+
+    expect(retrieved).toMatchObject({ id: answer.id, status: 'completed', output: answer.output, usage: answer.usage });
+    expect(retrieved.output_text).toBe(MOCK_DEFAULT_REPLY);
+    expect(JSON.stringify(retrieved)).not.toContain('Be brief.');
+    expect(stranger).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(afterDelete).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(afterDelete).toMatchObject({ message: expect.stringContaining('deleted') });
+    expect(reference).toMatchObject({ status: 400, param: 'input[1].id' });
+  });
+
+  it('should keep nothing for a request that says store: false', async () => {
+    const customer = await gateway.newCustomer({ balance: '10' });
+    const client = clientOf(customer);
+
+    const answer = await client.responses.create({ model, input: 'Hi', store: false });
+    await books.waitForBills(customer, 1);
+
+    expect(answer).toMatchObject({ store: false });
+    expect(await books.db.query('SELECT 1 FROM stored_responses WHERE id = $1', [answer.id])).toEqual([]);
+  });
+
+  it('should answer what is never kept with a message saying so, in the error shape', async () => {
+    const customer = await gateway.newCustomer({ balance: '10' });
+    const client = clientOf(customer);
+
+    const inputItems = await client.responses.inputItems.list('resp_1').catch((caught: unknown) => caught);
+    const cancel = await client.responses.cancel('resp_1').catch((caught: unknown) => caught);
+    const conversation = await client.conversations.create({}).catch((caught: unknown) => caught);
+    const conversationItems = await gateway.call('GET', '/v1/conversations/conv_1/items', { token: customer.key });
+
+    expect(inputItems).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(inputItems).toMatchObject({ message: expect.stringContaining("never stores a request's input") });
+    expect(cancel).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(cancel).toMatchObject({ message: expect.stringContaining('background') });
+    expect(conversation).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(conversation).toMatchObject({ message: expect.stringContaining('item_reference') });
+    expect(conversationItems.status).toBe(404);
+    expect(conversationItems.body.error.message).toMatch(/^Conversations are not supported/);
+  });
+
+  it('should keep nothing and refuse references where the operator set RESPONSES_STORE=false', async () => {
+    const keepingNothing = await TestGateway.start({ RESPONSES_STORE: 'false' });
+    try {
+      const customer = await keepingNothing.newCustomer({ balance: '10' });
+      const client = new OpenAI({ apiKey: customer.key, baseURL: `${keepingNothing.url}/v1`, maxRetries: 0 });
+
+      const answer = await client.responses.create({ model, input: 'Hi' });
+      const reference = await client.responses
+        .create({
+          model,
+          input: [
+            { role: 'user', content: 'Hi' },
+            { type: 'item_reference', id: answer.output[0].id! },
+          ],
+        })
+        .catch((caught: unknown) => caught);
+      const retrieved = await client.responses.retrieve(answer.id).catch((caught: unknown) => caught);
+      const deleted = await client.responses.delete(answer.id).catch((caught: unknown) => caught);
+      await books.waitForBills(customer, 1);
+
+      expect(answer).toMatchObject({ store: false });
+      expect(reference).toMatchObject({ status: 400, param: 'input[1].type' });
+      expect(retrieved).toBeInstanceOf(OpenAI.NotFoundError);
+      expect(retrieved).toMatchObject({ message: expect.stringContaining('keeps no responses') });
+      expect(deleted).toBeInstanceOf(OpenAI.NotFoundError);
+      expect(await books.db.query('SELECT 1 FROM stored_responses WHERE id = $1', [answer.id])).toEqual([]);
+      await books.waitForNoHolds(customer.accountId);
+    } finally {
+      await keepingNothing.close();
+    }
   });
 
   it('should refuse hosted tools with a 400 naming tools', async () => {

@@ -57,6 +57,11 @@ export const metrics = {
     labelNames: ['outcome'] as const,
     registers: [metricsRegistry],
   }),
+  responsesKeepFailures: new Counter({
+    name: 'gateway_responses_keep_failures_total',
+    help: 'Responses answers sent whose output items could not be kept for item_reference (logged; the answer was not affected)',
+    registers: [metricsRegistry],
+  }),
   rateLimited: new Counter({
     name: 'gateway_rate_limited_total',
     help: 'Requests refused with 429, by limit',

@@ -6,7 +6,7 @@ type Json = Record<string, unknown>;
 
 export type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed';
 
-/** An id in OpenAI's style (`resp_…`, `msg_…`, `fc_…`): nothing is stored, so nothing can look one up. */
+/** An id in OpenAI's style (`resp_…`, `msg_…`, `fc_…`), random: an answer kept is found by it (StoredResponses). */
 export const newId = (prefix: string) => `${prefix}_${randomBytes(16).toString('hex')}`;
 
 /** The identity of one response: the same in every event of its stream. */
@@ -48,8 +48,7 @@ export function responseObject(
     previous_response_id: null,
     reasoning: echo.reasoning,
     service_tier: 'default',
-    // Nothing is ever stored, whatever the request asked.
-    store: false,
+    store: echo.store,
     temperature: echo.temperature,
     text: echo.text,
     tool_choice: echo.tool_choice,

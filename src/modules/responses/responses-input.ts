@@ -11,8 +11,8 @@ const MESSAGE_ROLES: ReadonlySet<string> = new Set(['user', 'assistant', 'system
  * The Responses API's `input` (a string, or a list of items) as chat `messages`. Messages keep their
  * role; a `function_call` item becomes a tool call of an assistant message (consecutive calls share one,
  * as chat clients send them), a `function_call_output` a `tool` message. Reasoning items carry nothing
- * a chat upstream can take and are dropped; items that point at stored state are refused, since
- * nothing is stored. Every refusal is a 400 naming the item or part, e.g. `input[2].content[0].type`.
+ * a chat upstream can take and are dropped; an `item_reference` left (none is, where answers are kept)
+ * is refused. Every refusal is a 400 naming the item or part, e.g. `input[2].content[0].type`.
  */
 export function inputToMessages(input: unknown): Json[] {
   if (input === undefined || input === null) {
@@ -44,8 +44,9 @@ export function inputToMessages(input: unknown): Json[] {
       case 'reasoning':
         return;
       case 'item_reference':
+        // Replaced by its item before this, unless the deployment keeps no answers (RESPONSES_STORE=false).
         throw ApiError.invalid(
-          `${at} refers to a stored item, but this gateway stores nothing: send the item itself ` +
+          `${at} refers to a stored item, but this gateway keeps no answers: send the item itself ` +
             '(clients that reuse earlier answers do so when their requests say store: false).',
           `${at}.type`,
         );

@@ -111,6 +111,19 @@ describe(translateResponsesRequest.name, () => {
     });
   });
 
+  it('should say store: true only where answers are kept and the request did not say store: false', () => {
+    const kept = (body: Record<string, unknown>, keeping: boolean) =>
+      translateResponsesRequest({ model: 'm', input: 'Hi', ...body }, keeping).echo.store;
+
+    expect([kept({}, true), kept({ store: true }, true), kept({ store: null }, true)]).toEqual([true, true, true]);
+    expect([kept({ store: false }, true), kept({}, false), kept({ store: true }, false)]).toEqual([
+      false,
+      false,
+      false,
+    ]);
+    expect(() => kept({ store: 'yes' }, true)).toThrow(expect.objectContaining({ param: 'store' }));
+  });
+
   it('should map json_object, keep tool_choice strings, and drop fields with no chat counterpart', () => {
     const { chatBody, echo } = translateResponsesRequest({
       model: 'm',
@@ -168,7 +181,9 @@ describe(translateResponsesRequest.name, () => {
   });
 
   it('should say why previous_response_id is refused', () => {
-    expect(refusalOf({ model: 'm', input: 'Hi', previous_response_id: 'resp_1' }).message).toMatch(/stateless/);
+    expect(refusalOf({ model: 'm', input: 'Hi', previous_response_id: 'resp_1' }).message).toMatch(
+      /never keeps a request's input/,
+    );
   });
 
   it('should refuse a body that is not an object', () => {

@@ -23,6 +23,8 @@ export interface ResponseEcho {
   top_p: number | null;
   truncation: string;
   user: string | null;
+  /** Whether this answer's output items are kept for later `item_reference`s (docs/responses.md). */
+  store: boolean;
 }
 
 /** A Responses API request translated: the chat-completions body that is admitted and relayed, and the echo. */
@@ -31,7 +33,7 @@ export interface TranslatedRequest {
   echo: ResponseEcho;
 }
 
-/** Fields that need state this gateway does not keep (it stores no request content). */
+/** Fields that need state this gateway does not keep (it stores no request content, only answers' output). */
 const STATEFUL_FIELDS = ['previous_response_id', 'conversation', 'prompt'] as const;
 /** Responses fields with no chat counterpart, accepted and not relayed (docs/responses.md says why for each). */
 const DROPPED_FIELDS = [
@@ -76,22 +78,28 @@ const VERBOSITIES: ReadonlySet<string> = new Set(['low', 'medium', 'high']);
 
 /**
  * Translates a `POST /v1/responses` body to the chat-completions body every channel type serves.
- * The request is stateless: fields that point at stored state are refused (400 naming them). Shapes the
+ * `item_reference`s were replaced by their items already (StoredResponses); fields that point at the
+ * request's own earlier input are refused (400 naming them), since no input is ever kept. `keeping`:
+ * whether the deployment keeps answers (RESPONSES_STORE), so the answer's `store` says what happens. Shapes the
  * translation reads are checked here, naming the Responses field; the rest (model, temperature, bounds of
  * max_output_tokens…) is checked by the chat validator, whose `param` responsesParam() maps back.
  * Fields this gateway does not know are relayed to the upstream unread, as on the chat route.
  */
-export function translateResponsesRequest(body: unknown): TranslatedRequest {
+export function translateResponsesRequest(body: unknown, keeping = false): TranslatedRequest {
   if (!isObject(body)) {
     throw ApiError.invalid('The request body must be a JSON object.');
   }
   for (const field of STATEFUL_FIELDS) {
     if (!isAbsent(body[field])) {
       throw ApiError.invalid(
-        `${field} is not supported: this gateway is stateless and stores no responses. Send the whole conversation in input.`,
+        `${field} is not supported: this gateway never keeps a request's input, only answers' output items. ` +
+          "Send the whole conversation in input (earlier answers' items may be sent as item_reference).",
         field,
       );
     }
+  }
+  if (!isAbsent(body.store) && typeof body.store !== 'boolean') {
+    throw ApiError.invalid('store must be a boolean.', 'store');
   }
   if (body.background === true) {
     throw ApiError.invalid('background is not supported: responses are answered in the request.', 'background');
@@ -129,7 +137,9 @@ export function translateResponsesRequest(body: unknown): TranslatedRequest {
   if (effort) {
     chatBody.reasoning_effort = effort;
   }
-  return { chatBody: dropUndefined(chatBody), echo: echoOf(body, instructions, text.echo, effort) };
+  const echo = echoOf(body, instructions, text.echo, effort);
+  echo.store = keeping && body.store !== false;
+  return { chatBody: dropUndefined(chatBody), echo };
 }
 
 /** The Responses name of a chat-completions parameter a refusal names (`messages[3]…` → `input`). */
@@ -279,6 +289,7 @@ function echoOf(body: Json, instructions: string | null, text: Json, effort: str
     top_p: number(body.top_p) ?? 1,
     truncation: typeof body.truncation === 'string' ? body.truncation : 'disabled',
     user: typeof body.user === 'string' ? body.user : null,
+    store: false,
   };
 }
 

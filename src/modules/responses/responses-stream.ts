@@ -63,7 +63,11 @@ export class ResponsesStreamWriter implements StreamWriter {
   private finishReason: unknown = null;
   private usage: Json | null = null;
 
-  constructor(private readonly echo: ResponseEcho) {}
+  /** `onEnd` receives the `response` of a stream that ended normally (completed or incomplete). */
+  constructor(
+    private readonly echo: ResponseEcho,
+    private readonly onEnd: (response: Json) => void = () => undefined,
+  ) {}
 
   write(events: string[]): string {
     let out = this.start();
@@ -92,6 +96,7 @@ export class ResponsesStreamWriter implements StreamWriter {
     const response = this.response(status, incompleteReason);
     out += this.event(status === 'completed' ? 'response.completed' : 'response.incomplete', { response });
     this.over = true;
+    this.onEnd(response);
     return out;
   }
 

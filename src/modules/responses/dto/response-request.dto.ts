@@ -83,6 +83,15 @@ export const INPUT_ITEM_SCHEMA: SchemaObject = {
       required: ['type'],
       properties: { type: { enum: ['reasoning'] } },
     },
+    {
+      type: 'object',
+      title: 'Item reference',
+      description:
+        'An output item of an earlier answer of this account that was kept (`store`), replaced by that item; ' +
+        'any other id is refused (400)',
+      required: ['type', 'id'],
+      properties: { type: { enum: ['item_reference'] }, id: { type: 'string', example: 'msg_67ccd2bf17f0' } },
+    },
   ],
 };
 
@@ -140,8 +149,9 @@ export class ResponseReasoningConfigDto {
 
 @ApiSchema({
   description:
-    'Stateless: nothing is stored. `previous_response_id`, `conversation` and `prompt` are refused (400 naming them); ' +
-    '`store` is accepted and nothing is stored (the answer says `store: false`). `include`, `truncation`, ' +
+    "The input is never stored. With `store` true or absent, the answer's output items are kept (encrypted, for " +
+    'RESPONSES_ITEM_TTL_DAYS) so a later input may name them as `item_reference`. `previous_response_id`, ' +
+    '`conversation` and `prompt` are refused (400 naming them). `include`, `truncation`, ' +
     '`stream_options`, `top_logprobs`, `max_tool_calls` and `metadata` are accepted and not relayed. Chat-only names ' +
     '(messages, max_tokens, response_format…) are refused. Other fields are relayed to the upstream as sent.',
 })
@@ -233,16 +243,18 @@ export class ResponseRequestDto {
   metadata?: Record<string, string>;
 
   @ApiPropertyOptional({
-    description: 'Accepted; nothing is stored whatever its value',
-    default: false,
-    example: false,
+    description:
+      'true (the default): the output items are kept for `item_reference`, unless the deployment keeps nothing ' +
+      '(the answer says which); false: nothing is kept. The input is never kept either way',
+    default: true,
+    example: true,
   })
   store?: boolean;
 
   @ApiPropertyOptional({
     type: String,
     nullable: true,
-    description: 'Refused (400): nothing is stored to continue from',
+    description: "Refused (400): the earlier request's input, which it would continue, is never stored",
     example: null,
   })
   previous_response_id?: string | null;

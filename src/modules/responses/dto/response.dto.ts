@@ -154,8 +154,15 @@ export class ResponseDto {
   @ApiProperty({ type: ResponseUsageDto, nullable: true })
   usage: ResponseUsageDto | null;
 
-  @ApiProperty({ type: Boolean, description: 'Always false: nothing is stored', example: false })
-  store: false;
+  @ApiProperty({
+    type: Boolean,
+    description:
+      'Whether the output items are kept (never the input), so later requests may send them as `item_reference` ' +
+      'and GET/DELETE /v1/responses/{id} find them: true unless the request said `store: false` or the ' +
+      'deployment keeps nothing (RESPONSES_STORE=false)',
+    example: true,
+  })
+  store: boolean;
 
   @ApiProperty({ type: String, nullable: true, example: 'You are a helpful assistant.' })
   instructions: string | null;
@@ -188,7 +195,12 @@ export class ResponseDto {
   @ApiProperty({ example: true })
   parallel_tool_calls: boolean;
 
-  @ApiProperty({ type: String, nullable: true, description: 'Always null: nothing is stored', example: null })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "Always null: a request's input is never kept, so previous_response_id is refused",
+    example: null,
+  })
   previous_response_id: null;
 
   @ApiProperty({ type: String, nullable: true, example: 'user-1234' })
@@ -196,6 +208,18 @@ export class ResponseDto {
 
   @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, example: { order: '1042' } })
   metadata: Record<string, string>;
+}
+
+/** The answer to DELETE /v1/responses/{id}. */
+export class DeletedResponseDto {
+  @ApiProperty({ example: 'resp_67ccd2bed1ec8190' })
+  id: string;
+
+  @ApiProperty({ example: 'response', enumName: 'ResponseObject', enum: ['response'] })
+  object: 'response';
+
+  @ApiProperty({ example: true })
+  deleted: true;
 }
 
 export const RESPONSE_STREAM_EVENT_TYPES = [
