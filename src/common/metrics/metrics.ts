@@ -78,6 +78,12 @@ export const metrics = {
     help: 'Enabled channels left out of the catalog because their upstream key cannot be decrypted',
     registers: [metricsRegistry],
   }),
+  dependencyUp: new Gauge({
+    name: 'gateway_dependency_up',
+    help: 'Whether this process reached a dependency at its last probe (readiness, scrape): 1 up, 0 down, by dependency (postgres, redis)',
+    labelNames: ['dependency'] as const,
+    registers: [metricsRegistry],
+  }),
   activeCompletions: new Gauge({
     name: 'gateway_active_completions',
     help: 'Completions being relayed by this process',
