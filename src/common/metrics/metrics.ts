@@ -84,6 +84,11 @@ export const metrics = {
     labelNames: ['dependency'] as const,
     registers: [metricsRegistry],
   }),
+  redisNoEviction: new Gauge({
+    name: 'gateway_redis_noeviction',
+    help: "1 when every Redis master's maxmemory-policy is noeviction (checked at start); 0: a full Redis may evict holds and unsettled usage",
+    registers: [metricsRegistry],
+  }),
   activeCompletions: new Gauge({
     name: 'gateway_active_completions',
     help: 'Completions being relayed by this process',
