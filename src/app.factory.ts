@@ -79,6 +79,9 @@ export async function createApiApp(
     done();
   });
 
-  SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'docs-json' });
+  // The schema lists every admin route: not something to hand to the internet by default.
+  if (config.docsEnabled) {
+    SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'docs-json' });
+  }
   return app;
 }

@@ -7,6 +7,7 @@ import { SecretBox } from 'src/common/crypto/secret-box';
 import { LOGGER } from 'src/common/logging/logger';
 import { logQueueErrorsTo } from 'src/common/queue/bull-queues';
 import { QUEUE_CONNECTION, QUEUE_PREFIX, queueConnectionOf } from 'src/common/queue/queue-connection';
+import { EvictionPolicyCheck } from 'src/common/redis/eviction-policy';
 import { InvalidationBus } from 'src/common/redis/invalidation-bus';
 import { createRedis, RedisClient } from 'src/common/redis/redis-client';
 import { logRedisErrors } from 'src/common/redis/redis-error-log';
@@ -43,6 +44,7 @@ export class CoreModule implements OnApplicationShutdown {
         },
         { provide: SecretBox, useFactory: () => new SecretBox(config.secretsKey) },
         InvalidationBus,
+        EvictionPolicyCheck,
       ],
       exports: [APP_CONFIG, LOGGER, REDIS, QUEUE_CONNECTION, SecretBox, InvalidationBus],
     };

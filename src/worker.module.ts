@@ -7,6 +7,7 @@ import { REDIS } from 'src/common/redis/redis.tokens';
 import { AppConfig } from 'src/config/app-config';
 import { CoreModule } from 'src/core.module';
 import { BillingWorkerModule } from 'src/modules/billing/billing-worker.module';
+import { DependencyProbe } from 'src/modules/health/dependency-probe';
 import { WorkerGauges } from 'src/modules/health/worker-gauges';
 import { WorkerMetricsServer } from 'src/modules/health/worker-metrics.server';
 import { PartitionsModule } from 'src/modules/partitions/partitions.module';
@@ -35,7 +36,7 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
         PartitionsModule,
         StoredResponsesWorkerModule,
       ],
-      providers: [WorkerMetricsServer, WorkerGauges],
+      providers: [WorkerMetricsServer, WorkerGauges, DependencyProbe],
     };
   }
 

@@ -54,6 +54,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...secrets(), ...override, NODE_ENV: 'production' })).toThrow(ConfigError);
   });
 
+  it('should serve /docs in production only when DOCS_ENABLED=true: the schema lists the admin routes', () => {
+    expect(loadConfig(secrets()).docsEnabled).toBe(false);
+    expect(loadConfig({ ...secrets(), DOCS_ENABLED: 'true' }).docsEnabled).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'development' }).docsEnabled).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'test', DOCS_ENABLED: 'false' }).docsEnabled).toBe(false);
+    expect(() => loadConfig({ NODE_ENV: 'test', DOCS_ENABLED: 'yes' })).toThrow(/DOCS_ENABLED/);
+  });
+
   it('should trust no proxy unless TRUST_PROXY lists addresses or ranges', () => {
     expect(loadConfig({ NODE_ENV: 'test' }).trustedProxies).toEqual([]);
     expect(loadConfig({ NODE_ENV: 'test', TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,loopback,::1' }).trustedProxies).toEqual([

@@ -28,6 +28,8 @@ export interface AppConfig {
   referralSharePercent: number;
   /** Proxies whose X-Forwarded-For is believed (Fastify's trustProxy); empty: the socket's address is the client. */
   trustedProxies: string[];
+  /** Swagger UI at /docs and the schema at /docs-json (admin routes included): off in production unless DOCS_ENABLED=true. */
+  docsEnabled: boolean;
   /**
    * Browser origins allowed to call the API (CORS): the console's (`/console`, credentials
    * allowed) and `/v1`'s ('*' allowed there: keys are sent explicitly, never as cookies). Empty: none.
@@ -188,6 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     secretsKey: Buffer.from(requireInProduction('SECRETS_KEY', DEV_SECRETS_KEY), 'base64'),
     referralSharePercent: dto.REFERRAL_SHARE_PERCENT ?? 10,
     trustedProxies: splitList(dto.TRUST_PROXY ?? ''),
+    docsEnabled: dto.DOCS_ENABLED ? dto.DOCS_ENABLED === 'true' : nodeEnv !== 'production',
     cors: { consoleOrigins: corsOriginsOf(dto.CONSOLE_ORIGINS), v1Origins: corsOriginsOf(dto.V1_CORS_ORIGINS) },
     auth: {
       attemptsPerIpPerMinute: dto.AUTH_ATTEMPTS_PER_IP ?? 20,

@@ -86,6 +86,10 @@ export class EnvDto {
   TRUST_PROXY?: string;
 
   @IsOptional()
+  @IsIn(['true', 'false'])
+  DOCS_ENABLED?: 'true' | 'false';
+
+  @IsOptional()
   @ValidateBy(
     {
       name: 'isConsoleOriginList',

@@ -63,6 +63,19 @@ describe('the worker process: /metrics and /health on WORKER_METRICS_PORT', () =
     expect((await fetch(`${base}/nothing-here`)).status).toBe(404);
   });
 
+  it('should answer readiness with its dependencies, and export them', async () => {
+    const ready = await fetch(`${base}/health/ready`);
+    expect({ status: ready.status, body: await ready.json() }).toEqual({
+      status: 200,
+      body: { status: 'ok', checks: { postgres: 'ok', redis: 'ok' } },
+    });
+    const text = await scrape();
+    expect([
+      sample(text, 'gateway_dependency_up{dependency="postgres"}'),
+      sample(text, 'gateway_dependency_up{dependency="redis"}'),
+    ]).toEqual([1, 1]);
+  });
+
   it('should show recorded usage as backlog and age while it cannot settle, and neither once it has', async () => {
     const idle = await eventually(
       scrape,

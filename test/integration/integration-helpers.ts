@@ -25,8 +25,9 @@ export class TestDb {
     this.ledger = new LedgerRepository(dataSource);
   }
 
-  static async open(): Promise<TestDb> {
-    const dataSource = new DataSource(dataSourceOptions({ databaseUrl: process.env.DATABASE_URL! }));
+  /** The run's database, or another one (a copy the test made of it). */
+  static async open(databaseUrl = process.env.DATABASE_URL!): Promise<TestDb> {
+    const dataSource = new DataSource(dataSourceOptions({ databaseUrl }));
     await dataSource.initialize();
     return new TestDb(dataSource);
   }

@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@n
 import { FastifyReply, FastifyRequest } from 'fastify';
 import { Logger } from 'pino';
 import { AuthenticatedRequest } from 'src/common/decorators/auth.decorators';
+import { isDatabaseUnavailable } from 'src/common/database/database-errors';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { errorAnswer } from 'src/common/http/wire-format';
 import { errorLogFields } from 'src/common/filters/error-log-fields';
@@ -37,12 +38,16 @@ export async function answerError(
   logger: Logger,
 ): Promise<void> {
   const error = toApiError(exception);
+  const path = request.url.split('?')[0];
   if (error.kind === ErrorKind.Internal) {
-    const path = request.url.split('?')[0];
     logger.error(
       { reqId: request.id, method: request.method, path, error: errorLogFields(exception) },
       'unhandled error',
     );
+  } else if (isDatabaseUnavailable(exception)) {
+    // The code only: the outage itself shows in gateway_dependency_up and GET /admin/health.
+    const code = (exception as { code?: unknown }).code;
+    logger.warn({ reqId: request.id, method: request.method, path, code }, 'dependency unavailable');
   }
   // A stream that already started cannot change its status; relayStream ends it with an error event.
   if (reply.sent || reply.raw.headersSent) {
@@ -55,9 +60,21 @@ export async function answerError(
   await reply.code(status).headers(error.headers).send(body);
 }
 
+/**
+ * Postgres (or Redis) cannot be reached: a 503 the client may retry, as SPEC 2.4 has it for maintenance,
+ * not a 500. /v1 admission does not need Postgres; the console and admin reads and writes do.
+ */
+const dependencyUnavailable = () =>
+  new ApiError(ErrorKind.Overloaded, 'The service is temporarily unavailable. Retry shortly.', null, undefined, {
+    'retry-after': '10',
+  });
+
 export function toApiError(exception: unknown): ApiError {
   if (exception instanceof ApiError) {
     return exception;
+  }
+  if (isDatabaseUnavailable(exception)) {
+    return dependencyUnavailable();
   }
   if (exception instanceof HttpException) {
     // Our own code throws ApiError only; HttpExceptions come from Nest and Fastify before the handler runs.

@@ -83,6 +83,17 @@ export const metrics = {
     help: 'Enabled channels left out of the catalog because their upstream key cannot be decrypted',
     registers: [metricsRegistry],
   }),
+  dependencyUp: new Gauge({
+    name: 'gateway_dependency_up',
+    help: 'Whether this process reached a dependency at its last probe (readiness, scrape): 1 up, 0 down, by dependency (postgres, redis)',
+    labelNames: ['dependency'] as const,
+    registers: [metricsRegistry],
+  }),
+  redisNoEviction: new Gauge({
+    name: 'gateway_redis_noeviction',
+    help: "1 when every Redis master's maxmemory-policy is noeviction (INFO memory: at start, and at each worker scrape); 0: a full Redis may evict balances, holds and unsettled usage",
+    registers: [metricsRegistry],
+  }),
   activeCompletions: new Gauge({
     name: 'gateway_active_completions',
     help: 'Completions being relayed by this process',

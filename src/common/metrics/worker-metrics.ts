@@ -71,11 +71,6 @@ export const workerMetrics = {
     help: 'When the last recorded `ledger:verify --record` finished (its age: time() minus this); 0 before the first',
     registers: [workerMetricsRegistry],
   }),
-  redisNoeviction: new Gauge({
-    name: 'gateway_redis_noeviction',
-    help: "1 when every Redis master's maxmemory-policy is noeviction (INFO memory); any other policy may evict balances, holds and unsettled usage",
-    registers: [workerMetricsRegistry],
-  }),
   partitionMaintenanceLastSuccess: new Gauge({
     name: 'gateway_partition_maintenance_last_success_timestamp_seconds',
     help: "When this worker's book partition maintenance last succeeded (its age: time() minus this); 0 before the first",

@@ -5,6 +5,7 @@ import { PublicRoute } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { metricsRegistry } from 'src/common/metrics/metrics';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
+import { DependencyProbe } from 'src/modules/health/dependency-probe';
 import { MetricsToken } from 'src/modules/health/metrics-token';
 
 @ApiTags('health')
@@ -13,7 +14,10 @@ import { MetricsToken } from 'src/modules/health/metrics-token';
 export class MetricsController {
   private readonly token: MetricsToken;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly dependencies: DependencyProbe,
+  ) {
     this.token = new MetricsToken(config.metricsToken);
   }
 
@@ -24,7 +28,7 @@ export class MetricsController {
     content: { 'text/plain': { schema: { type: 'string', example: 'gateway_requests_total 42' } } },
   })
   @ApiUnauthorizedResponse({ description: 'METRICS_TOKEN is set and was not sent as the bearer token' })
-  getMetrics(
+  async getMetrics(
     @Headers('authorization') authorization: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<string> {
@@ -33,6 +37,8 @@ export class MetricsController {
     }
     // Set here, not with @Header: a refusal must still go out as the JSON error object.
     void reply.header('content-type', 'text/plain; version=0.0.4');
+    // gateway_dependency_up as of this scrape (each probe bounded to 1 s, well inside a scrape's timeout).
+    await this.dependencies.check();
     return metricsRegistry.metrics();
   }
 }
