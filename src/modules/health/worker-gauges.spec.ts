@@ -1,11 +1,11 @@
-import { workerMetricsRegistry } from 'src/common/metrics/worker-metrics';
+import { workerScrapeRegistry } from 'src/common/metrics/worker-metrics';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
 import { WorkerGauges } from 'src/modules/health/worker-gauges';
 import { newTestService } from 'test/support/test-service';
 
-/** The current value of an unlabelled gauge or counter of the worker's registry. */
-const valueOf = async (name: string) => (await workerMetricsRegistry.getSingleMetric(name)!.get()).values[0]?.value;
+/** The current value of an unlabelled gauge or counter the worker's scrape shows. */
+const valueOf = async (name: string) => (await workerScrapeRegistry.getSingleMetric(name)!.get()).values[0]?.value;
 
 describe(WorkerGauges.name, () => {
   const redis = { info: jest.fn(), get: jest.fn() };
