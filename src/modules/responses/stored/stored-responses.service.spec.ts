@@ -12,7 +12,7 @@ const MESSAGE = {
   type: 'message',
   status: 'completed',
   role: 'assistant',
-  content: [{ type: 'output_text', text: 'The answer is 42.', annotations: [], logprobs: [] }],
+  content: [{ type: 'output_text', text: 'The answer is forty-two.', annotations: [], logprobs: [] }],
 };
 const CALL = { id: 'fc_1', type: 'function_call', status: 'completed', call_id: 'call_1', name: 'f', arguments: '{}' };
 const RESPONSE = {
@@ -42,7 +42,7 @@ function setUp(responses: Partial<AppConfig['responses']> = {}) {
   });
   const logger = newTestLogger();
   const stored = new StoredResponses(repository, new SecretBox(Buffer.alloc(32, 1)), config, logger);
-  return { stored, repository, saved, logger };
+  return { stored, repository, saved, logger, config };
 }
 
 describe(StoredResponses.name, () => {
@@ -55,7 +55,8 @@ describe(StoredResponses.name, () => {
       expect.objectContaining({ id: 'resp_1', accountId: ACCOUNT, items: [expect.anything(), expect.anything()] }),
     ]);
     const written = JSON.stringify(saved);
-    expect(written).not.toContain('42');
+    // A phrase with a character base64 never has, so that no ciphertext can contain it by chance.
+    expect(written).not.toContain('forty-two');
     expect(written).not.toContain('secret instructions');
     expect(saved[0].items.map((item) => item.id)).toEqual(['msg_1', 'fc_1']);
     const days = (saved[0].expiresAt.getTime() - Date.now()) / 86_400_000;
@@ -70,6 +71,22 @@ describe(StoredResponses.name, () => {
     const resolved = await stored.resolveReferences(ACCOUNT, input);
 
     expect(resolved).toEqual([{ role: 'user', content: 'Hi' }, MESSAGE, CALL]);
+  });
+
+  it('should refuse references whose items add up past the body limit with a 413, however short the request', async () => {
+    const { stored, config } = setUp();
+    const big = { ...MESSAGE, content: [{ type: 'output_text', text: 'x'.repeat(4_000) }] };
+    await stored.keep(ACCOUNT, { ...RESPONSE, output: [big] });
+    const references = (count: number) =>
+      Array.from({ length: count }, () => ({ type: 'item_reference', id: 'msg_1' }));
+    // A limit that two copies of the item fit under and three do not.
+    config.bodyLimitBytes = 10_000;
+
+    expect(await stored.resolveReferences(ACCOUNT, references(2))).toEqual([big, big]);
+    const refused = await stored.resolveReferences(ACCOUNT, references(3)).catch((error: unknown) => error);
+
+    expect(refused).toBeInstanceOf(ApiError);
+    expect(refused).toMatchObject({ status: 413, message: expect.stringContaining('input[2]') });
   });
 
   it('should read nothing for an input without references', async () => {

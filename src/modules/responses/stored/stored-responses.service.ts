@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Logger } from 'pino';
 import { SecretBox } from 'src/common/crypto/secret-box';
-import { ApiError } from 'src/common/errors/api-error';
+import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { LOGGER } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
@@ -78,13 +78,18 @@ export class StoredResponses {
     const ids = [...new Set(references.values())];
     await Promise.all(ids.flatMap((id) => this.pending.get(id) ?? []));
     const found = await this.repository.liveItems(accountId, ids);
+    // Each item is opened once; a reference repeated costs its bytes again, and all of them together
+    // may add no more than a body may carry, so a few bytes of references cannot grow into gigabytes.
+    const texts = new Map(ids.map((id) => [id, this.openedText(found.get(id))]));
+    const limit = this.config.bodyLimitBytes;
+    let added = 0;
     return input.map((item: unknown, i) => {
       const id = references.get(i);
       if (id === undefined) {
         return item;
       }
-      const kept = this.opened(found.get(id));
-      if (kept === null) {
+      const text = texts.get(id);
+      if (text === null || text === undefined) {
         throw ApiError.invalid(
           `input[${i}] refers to the item '${id}', which this gateway does not keep for your account: it is ` +
             `unknown, expired (items are kept ${this.config.responses.itemTtlDays} days), deleted, or another ` +
@@ -92,7 +97,15 @@ export class StoredResponses {
           `input[${i}].id`,
         );
       }
-      return kept;
+      added += Buffer.byteLength(text);
+      if (added > limit) {
+        throw new ApiError(
+          ErrorKind.PayloadTooLarge,
+          `The items input refers to add up to more than the ${limit}-byte body limit (at input[${i}]): ` +
+            'refer to fewer items, or send fewer of them again.',
+        );
+      }
+      return JSON.parse(text) as Json;
     });
   }
 
@@ -126,11 +139,17 @@ export class StoredResponses {
    * replaced since), which is as good as gone.
    */
   private opened(sealed: string | undefined): Json | null {
+    const text = this.openedText(sealed);
+    return text === null ? null : (JSON.parse(text) as Json);
+  }
+
+  /** The JSON text of a sealed item; null as for opened(). What was sealed was JSON (save()). */
+  private openedText(sealed: string | undefined): string | null {
     if (sealed === undefined) {
       return null;
     }
     try {
-      return JSON.parse(this.secrets.open(sealed)) as Json;
+      return this.secrets.open(sealed);
     } catch {
       return null;
     }
