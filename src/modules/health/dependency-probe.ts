@@ -42,13 +42,6 @@ export class DependencyProbe {
     metrics.dependencyUp.set({ dependency: 'redis' }, redis.up ? 1 : 0);
     return { postgres, redis };
   }
-
-  /** Redis alone: what decides whether this process can admit anything. */
-  async redisUp(): Promise<boolean> {
-    const state = await timed(() => pingMasters(this.redis));
-    metrics.dependencyUp.set({ dependency: 'redis' }, state.up ? 1 : 0);
-    return state.up;
-  }
 }
 
 async function timed(probe: () => Promise<unknown>): Promise<DependencyState> {

@@ -73,7 +73,8 @@ export class ResponsesController {
     @Param('id') id: string,
     @CurrentPrincipal() principal: ApiKeyPrincipal,
   ): Promise<Record<string, unknown>> {
-    const found = this.keeping(id) && (await this.stored.find(principal.accountId, id));
+    this.refuseWhenNothingIsKept(id);
+    const found = await this.stored.find(principal.accountId, id);
     if (!found) {
       throw this.notKept(id);
     }
@@ -88,7 +89,8 @@ export class ResponsesController {
     @Param('id') id: string,
     @CurrentPrincipal() principal: ApiKeyPrincipal,
   ): Promise<DeletedResponseDto> {
-    if (!(this.keeping(id) && (await this.stored.delete(principal.accountId, id)))) {
+    this.refuseWhenNothingIsKept(id);
+    if (!(await this.stored.delete(principal.accountId, id))) {
       throw this.notKept(id);
     }
     return { id, object: 'response', deleted: true };
@@ -115,8 +117,8 @@ export class ResponsesController {
     );
   }
 
-  /** Whether this deployment keeps answers at all (RESPONSES_STORE); `id` is only for the refusal. */
-  private keeping(id: string): boolean {
+  /** A 404 saying so when this deployment keeps no answers at all (RESPONSES_STORE=false). */
+  private refuseWhenNothingIsKept(id: string): void {
     if (!this.stored.enabled) {
       throw new ApiError(
         ErrorKind.NotFound,
@@ -124,7 +126,6 @@ export class ResponsesController {
           'Send the whole conversation in input, and keep what you need of the answers on your side.',
       );
     }
-    return true;
   }
 
   private notKept(id: string): ApiError {
