@@ -70,6 +70,18 @@ export class UsageRecordEntity {
   @Column({ name: 'upstream_latency_ms', type: 'integer' })
   upstreamLatencyMs: number;
 
+  /** The client's own X-Request-Id when it sent a valid one (support searches by it); never the bill's key. */
+  @Column({ name: 'client_request_id', type: 'text', nullable: true })
+  clientRequestId: string | null;
+
+  /** The provider's request id for the attempt that answered (x-request-id, request-id, …), when it sent one. */
+  @Column({ name: 'provider_request_id', type: 'text', nullable: true })
+  providerRequestId: string | null;
+
+  /** Milliseconds from sending the upstream request to its first byte; NULL on rows written before it was kept. */
+  @Column({ name: 'first_byte_ms', type: 'integer', nullable: true })
+  firstByteMs: number | null;
+
   /** When the request was made (not when it settled); the partition key. */
   @PrimaryColumn({ name: 'created_at', type: 'timestamptz', primaryKeyConstraintName: 'usage_records_pkey' })
   createdAt: Date;
