@@ -1,5 +1,6 @@
 import { AccountTokenEntity } from 'src/modules/mail/account-token.entity';
 import { AccountEntity } from 'src/modules/accounts/account.entity';
+import { AccountGroupEntity } from 'src/modules/account-groups/account-group.entity';
 import { AuditEntryEntity } from 'src/modules/audit/audit-entry.entity';
 import { UsageChannelDailyEntity } from 'src/modules/billing/usage-channel-daily.entity';
 import { BalanceAlertEntity } from 'src/modules/balance-alerts/balance-alert.entity';
@@ -24,6 +25,7 @@ import { StoredResponseEntity, StoredResponseItemEntity } from 'src/modules/resp
 
 export const entities = [
   AccountEntity,
+  AccountGroupEntity,
   LedgerEntryEntity,
   LedgerReferenceEntity,
   ApiKeyEntity,

@@ -8,6 +8,15 @@ export enum AuthKind {
   Admin = 'admin',
 }
 
+/** What the account's group changes for its requests; read with the key and cached with it. */
+export interface GroupTerms {
+  /** The price multiplier in millionths (1_000_000n is 1×), applied in the hold and the charge. */
+  priceMultiplierPpm: bigint;
+  /** Requests and tokens per minute replacing the models' defaults; null: the model's own. */
+  rpm: number | null;
+  tpm: number | null;
+}
+
 export interface ApiKeyPrincipal {
   kind: AuthKind.ApiKey;
   accountId: string;
@@ -16,6 +25,7 @@ export interface ApiKeyPrincipal {
   allowedModels: ReadonlySet<string> | null;
   /** Nano-dollars the key may spend over its life (checked in the admission hold); null: no limit. */
   spendLimit: bigint | null;
+  group: GroupTerms;
 }
 export interface ConsolePrincipal {
   kind: AuthKind.Console;

@@ -26,3 +26,18 @@ export const modelIdOrWildcardParam = () => {
   const modelId = modelIdParam();
   return { transform: (value: string): string => (value === '*' ? value : modelId.transform(value)) };
 };
+
+// An account group's id: a short lower-case name an operator picks, e.g. `wholesale`.
+const GROUP_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+export const groupIdParam = () => ({
+  transform(value: string): string {
+    if (!GROUP_ID.test(value)) {
+      throw ApiError.invalid(
+        "'groupId' must be 1 to 64 characters: lower-case letters, digits, _ or -, starting with a letter or digit.",
+        'groupId',
+      );
+    }
+    return value;
+  },
+});

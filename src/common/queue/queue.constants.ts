@@ -28,6 +28,8 @@ export interface SettleCompletionPayload {
   /** Absent (as in records of earlier versions): cached and cache-write tokens cost the input price. */
   cachedInputPrice?: string;
   cacheWriteInputPrice?: string;
+  /** The account group's price multiplier in millionths (decimal string); absent: 1×. */
+  priceMultiplierPpm?: string;
   promptTokens: number;
   completionTokens: number;
   /** Parts of promptTokens read from and written to the upstream's cache; part of completionTokens spent reasoning. */

@@ -16,6 +16,9 @@ export enum InvalidationTopic {
 
 type Listener = (id: string | null) => void;
 
+/** The message that means "drop everything of this topic"; no id of any topic is `*`. */
+const ALL = '*';
+
 /**
  * Cross-process cache invalidation over Redis pub/sub. Listeners get the id that changed, or null
  * meaning "drop everything": sent after the subscriber reconnects, since messages may have been missed.
@@ -48,6 +51,11 @@ export class InvalidationBus implements OnModuleDestroy {
     await this.redis.publish(this.prefix + topic, id);
   }
 
+  /** Every process drops all it caches of `topic`: for a change that touches too many ids to name them. */
+  async publishAll(topic: InvalidationTopic): Promise<void> {
+    await this.redis.publish(this.prefix + topic, ALL);
+  }
+
   async onModuleDestroy(): Promise<void> {
     await this.subscriber?.quit().catch(() => undefined);
   }
@@ -68,7 +76,7 @@ export class InvalidationBus implements OnModuleDestroy {
     logRedisErrors(subscriber, this.logger, 'invalidation subscriber');
     subscriber.on('message', (channel: string, id: string) => {
       const topic = channel.slice(this.prefix.length) as InvalidationTopic;
-      this.listeners.get(topic)?.forEach((listener) => listener(id));
+      this.listeners.get(topic)?.forEach((listener) => listener(id === ALL ? null : id));
     });
     // ioredis re-subscribes by itself after a reconnect.
     const channels = Object.values(InvalidationTopic).map((topic) => this.prefix + topic);

@@ -4,6 +4,7 @@ import { formatUsd } from 'src/common/money/money';
 import { InvalidationBus, InvalidationTopic } from 'src/common/redis/invalidation-bus';
 import { AccountDetailDto, AdminAccountDto, OpenHoldDto } from 'src/modules/account-admin/dto/account-detail.dto';
 import { monthlyTotals } from 'src/modules/account-admin/monthly-totals';
+import { AccountGroupsRepository } from 'src/modules/account-groups/account-groups.repository';
 import { AccountEntity } from 'src/modules/accounts/account.entity';
 import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
 import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
@@ -33,6 +34,7 @@ export class AccountAdminService {
     private readonly gate: BalanceGateService,
     private readonly usage: UsageService,
     private readonly topups: TopupsService,
+    private readonly groups: AccountGroupsRepository,
   ) {}
 
   async detail(accountId: string): Promise<AccountDetailDto> {
@@ -74,11 +76,22 @@ export class AccountAdminService {
     if (!account) {
       throw notFound(accountId);
     }
-    for (const keyHash of await this.keys.listLiveHashes(accountId)) {
-      this.authenticator.forget(keyHash);
-      await this.bus.publish(InvalidationTopic.ApiKey, keyHash);
-    }
+    await this.dropKeysFromCaches(accountId);
     return AdminAccountDto.fromEntity(account);
+  }
+
+  /**
+   * Moves the account into a group, then drops its keys from every API process's cache like a
+   * suspension: its next request anywhere is held and charged at the new group's prices. Requests
+   * already admitted finish at the prices they were held at.
+   */
+  async setGroup(accountId: string, groupId: string): Promise<AdminAccountDto> {
+    if (!(await this.groups.assign(accountId, groupId))) {
+      await this.account(accountId);
+      throw new ApiError(ErrorKind.NotFound, `No account group with id '${groupId}'.`, 'groupId');
+    }
+    await this.dropKeysFromCaches(accountId);
+    return AdminAccountDto.fromEntity(await this.account(accountId));
   }
 
   async get(accountId: string): Promise<AdminAccountDto> {
@@ -99,6 +112,14 @@ export class AccountAdminService {
 
   topupsOf(accountId: string, query: TopupPageQueryDto) {
     return this.withAccount(accountId, () => this.topups.list(accountId, query));
+  }
+
+  /** The account's keys are read again, from Postgres, by each process's next request with them. */
+  private async dropKeysFromCaches(accountId: string): Promise<void> {
+    for (const keyHash of await this.keys.listLiveHashes(accountId)) {
+      this.authenticator.forget(keyHash);
+      await this.bus.publish(InvalidationTopic.ApiKey, keyHash);
+    }
   }
 
   /** An unknown account is a 404, not an empty page. */

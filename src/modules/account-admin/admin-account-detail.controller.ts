@@ -1,10 +1,11 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { AdminAuth } from 'src/common/decorators/auth.decorators';
 import { PageQueryDto } from 'src/common/http/date-range.dto';
 import { uuidParam } from 'src/common/http/params';
 import { AccountAdminService } from 'src/modules/account-admin/account-admin.service';
 import { AccountDetailDto, AdminAccountDto, SuspensionDto } from 'src/modules/account-admin/dto/account-detail.dto';
+import { AccountGroupAssignmentDto } from 'src/modules/account-admin/dto/account-group.dto';
 import { TopupPageDto, TopupPageQueryDto } from 'src/modules/payments/dto/topup.dto';
 import {
   BillPageDto,
@@ -64,5 +65,12 @@ export class AdminAccountDetailController {
   @ApiOkResponse({ type: AdminAccountDto })
   unsuspendAccount(@accountId() id: string): Promise<AdminAccountDto> {
     return this.service.setSuspended(id, false);
+  }
+
+  /** Moves the account into a group (its price multiplier and default limits apply from its next request). */
+  @Put('group')
+  @ApiOkResponse({ type: AdminAccountDto })
+  setAccountGroup(@accountId() id: string, @Body() dto: AccountGroupAssignmentDto): Promise<AdminAccountDto> {
+    return this.service.setGroup(id, dto.groupId);
   }
 }

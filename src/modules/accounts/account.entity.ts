@@ -1,4 +1,5 @@
 import { bigintTransformer } from 'src/common/database/bigint.transformer';
+import { AccountGroupEntity } from 'src/modules/account-groups/account-group.entity';
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 
 @Entity('accounts')
@@ -49,6 +50,15 @@ export class AccountEntity {
   /** When the account's first top-up was paid (PaymentConfirmation); a referral takes effect then at the latest. */
   @Column({ name: 'first_paid_topup_at', type: 'timestamptz', nullable: true })
   firstPaidTopupAt: Date | null;
+
+  /** The account's group (its price multiplier and default limits); `default` (1×) until an operator moves it. */
+  @Index('accounts_group_id_idx')
+  @Column({ name: 'group_id', type: 'text', default: 'default' })
+  groupId: string;
+
+  @ManyToOne(() => AccountGroupEntity, { onDelete: 'RESTRICT' })
+  @JoinColumn({ name: 'group_id', foreignKeyConstraintName: 'accounts_group_id_fkey' })
+  group?: AccountGroupEntity;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Logger } from 'pino';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { ApiKeyPrincipal, AuthKind } from 'src/common/decorators/auth.decorators';
+import { GroupTerms } from 'src/common/decorators/principal';
 import { LOGGER } from 'src/common/logging/logger';
 import { InvalidationBus, InvalidationTopic } from 'src/common/redis/invalidation-bus';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
@@ -19,6 +20,8 @@ interface KnownKey {
   spendLimit: bigint | null;
   /** The account is suspended by an operator; pushed over the bus like a key's own status. */
   accountSuspended: boolean;
+  /** The account's group's terms; a change of group or of its terms is pushed over the bus too. */
+  group: GroupTerms;
 }
 
 interface CachedKey {
@@ -68,6 +71,11 @@ export class ApiKeyAuthenticator {
   /** Drops a key from this process's cache at once (other processes hear it over the bus). */
   forget(keyHash: string): void {
     this.invalidate(keyHash);
+  }
+
+  /** Drops every key from this process's cache at once (a change to an account group touches many). */
+  forgetAll(): void {
+    this.invalidate(null);
   }
 
   /**
@@ -214,6 +222,7 @@ function toEntry(key: KnownKey, now: number): CachedKey {
     keyId: key.id,
     allowedModels: key.allowedModels ? new Set(key.allowedModels) : null,
     spendLimit: key.spendLimit,
+    group: key.group,
   };
   return { key, principal, expiresAt: now + CACHE_TTL_MS };
 }

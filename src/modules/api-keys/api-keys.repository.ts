@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import { GroupTerms } from 'src/common/decorators/principal';
+import { multiplierPpmOf } from 'src/common/money/price-multiplier';
 import { ApiKeyEntity, ApiKeyStatus } from 'src/modules/api-keys/api-key.entity';
 import { Not, Repository } from 'typeorm';
 
@@ -27,7 +29,7 @@ export type ApiKeyChanges = Partial<
 export type ApiKeyAuthFields = Pick<
   ApiKeyEntity,
   'id' | 'accountId' | 'status' | 'expiresAt' | 'allowedModels' | 'spendLimit'
-> & { accountSuspended: boolean };
+> & { accountSuspended: boolean; group: GroupTerms };
 
 @Injectable()
 export class ApiKeysRepository {
@@ -55,16 +57,21 @@ export class ApiKeysRepository {
         expiresAt: true,
         allowedModels: true,
         spendLimit: true,
-        account: { id: true, suspendedAt: true },
+        account: { id: true, suspendedAt: true, group: { id: true, priceMultiplier: true, rpm: true, tpm: true } },
       },
-      relations: { account: true },
+      relations: { account: { group: true } },
       where: { keyHash },
     });
     if (!key) {
       return null;
     }
     const { account, ...fields } = key;
-    return { ...fields, accountSuspended: (account?.suspendedAt ?? null) !== null };
+    const group = account!.group!;
+    return {
+      ...fields,
+      accountSuspended: account!.suspendedAt !== null,
+      group: { priceMultiplierPpm: multiplierPpmOf(group), rpm: group.rpm, tpm: group.tpm },
+    };
   }
 
   /** The hashes of an account's keys that can still authenticate: what a change of the account must drop from caches. */

@@ -63,7 +63,7 @@ const readAccount: Reader = async (db, id) =>
     : plain(
         await one(
           db,
-          'SELECT id, email, balance, balance_version, suspended_at, suspension_reason FROM accounts WHERE id = $1',
+          'SELECT id, email, balance, balance_version, suspended_at, suspension_reason, group_id FROM accounts WHERE id = $1',
           [id],
         ),
       );
@@ -97,6 +97,9 @@ const readTopup: Reader = async (db, id) =>
         ),
       );
 
+const readGroup: Reader = async (db, id) =>
+  plain(await one(db, 'SELECT id, description, price_multiplier, rpm, tpm FROM account_groups WHERE id = $1', [id]));
+
 /** The pair separator of composite ids; it cannot occur in an account id (a UUID). */
 const PAIR = '/';
 const splitPair = (id: string) => [id.slice(0, id.indexOf(PAIR)), id.slice(id.indexOf(PAIR) + 1)];
@@ -114,6 +117,9 @@ export const AUDIT_TARGETS: Record<string, AuditTarget> = {
   'POST /admin/accounts/:accountId/adjustments': { type: 'account', id: (p) => p.accountId, read: readAccount },
   'POST /admin/accounts/:accountId/suspend': { type: 'account', id: (p) => p.accountId, read: readAccount },
   'POST /admin/accounts/:accountId/unsuspend': { type: 'account', id: (p) => p.accountId, read: readAccount },
+  'PUT /admin/accounts/:accountId/group': { type: 'account', id: (p) => p.accountId, read: readAccount },
+  'PUT /admin/groups/:groupId': { type: 'account_group', id: (p) => p.groupId, read: readGroup },
+  'DELETE /admin/groups/:groupId': { type: 'account_group', id: (p) => p.groupId, read: readGroup },
   'PUT /admin/accounts/:accountId/rate-limits/:modelId': {
     type: 'rate_limit',
     id: (p) => `${p.accountId}${PAIR}${p.modelId}`,

@@ -7,6 +7,7 @@ import { inOneWrite, writeOfTurn, writesNow } from 'src/common/redis/one-write';
 import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { formatUsd } from 'src/common/money/money';
+import { ONE_MULTIPLIER_PPM } from 'src/common/money/price-multiplier';
 import { WindowCorrection } from 'src/common/redis/window-scripts';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
@@ -100,7 +101,7 @@ export class MeteringService implements BeforeApplicationShutdown {
   async admit(request: MeteredRequest, counters: HeldCounters): Promise<CompletionMeter> {
     const { requestId, held } = request;
     // Any prompt token may turn out a cache write: held at the dearest prompt price.
-    const hold = worstCaseCost(request.model, held.promptTokens, held.completionTokens);
+    const hold = worstCaseCost(request.model, held.promptTokens, held.completionTokens, request.priceMultiplierPpm);
     const key = { id: request.keyId, spendLimit: request.keySpendLimit };
     const { hold: result, counts } = await this.hold(request, hold, key, counters.windows).catch((error: Error) => {
       // Without a hold nothing can be billed safely, so nothing is relayed.
@@ -206,6 +207,9 @@ export class MeteringService implements BeforeApplicationShutdown {
       outputPrice: model.outputPrice.toString(),
       cachedInputPrice: model.cachedInputPrice?.toString(),
       cacheWriteInputPrice: model.cacheWriteInputPrice?.toString(),
+      // Left out at 1×, as in records written before groups: settlement reads its absence as 1×.
+      priceMultiplierPpm:
+        request.priceMultiplierPpm === ONE_MULTIPLIER_PPM ? undefined : request.priceMultiplierPpm.toString(),
       promptTokens: usage.promptTokens,
       completionTokens: usage.completionTokens,
       cachedTokens: usage.cachedTokens,
@@ -232,7 +236,7 @@ export class MeteringService implements BeforeApplicationShutdown {
    */
   private reportUsageAboveHold({ request, hold }: MeterContext, usage: TokenUsage): void {
     const { requestId, model, held } = request;
-    const cost = splitUsageCost(model, usage);
+    const cost = splitUsageCost(model, usage, request.priceMultiplierPpm);
     if (cost <= hold && usage.completionTokens <= held.completionTokens) {
       return;
     }

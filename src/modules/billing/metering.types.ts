@@ -44,6 +44,8 @@ export interface MeteredRequest {
   keyId: string;
   /** The key's lifetime spend limit in nano-dollars (null: none), enforced in the same hold as the balance. */
   keySpendLimit: bigint | null;
+  /** The account group's price multiplier in millionths (1_000_000n: 1×), in the hold and the charge alike. */
+  priceMultiplierPpm: bigint;
   model: Prices & { id: string };
   held: HeldTokens;
 }

@@ -110,3 +110,33 @@ describe(worstCaseCost.name, () => {
     }
   });
 });
+
+describe('a group price multiplier', () => {
+  const prices = { inputPrice: 2_500_000_000n, outputPrice: 10_000_000_000n, cachedInputPrice: 1_250_000_000n };
+
+  it('should scale the cost inside the one rounding, not the prices before it', () => {
+    // 7 × 2.5 $/1M × 0.8 = 14_000 nano-dollars exactly; 3 × 10 $/1M × 0.8 = 24_000.
+    expect(usageCost(prices, 7, 3, 800_000n)).toBe(38_000n);
+    // 333 nano-dollars per 1M tokens × 1 token × 0.7 is 0.0002331 nano-dollars: rounded up once, to 1.
+    expect(usageCost({ inputPrice: 333n, outputPrice: 0n }, 1, 0, 700_000n)).toBe(1n);
+    // Rounded per part the sum would be 2; rounded once it is 1.
+    const cheap = { inputPrice: 600_000n, outputPrice: 600_000n };
+    expect(usageCost(cheap, 1, 0, 800_000n) + usageCost(cheap, 0, 1, 800_000n)).toBe(2n);
+    expect(usageCost(cheap, 1, 1, 800_000n)).toBe(1n);
+  });
+
+  it('should leave 1× exactly as without a multiplier', () => {
+    const tokens = { promptTokens: 1_234, completionTokens: 567, cachedTokens: 1_000 };
+    expect(splitUsageCost(prices, tokens, 1_000_000n)).toBe(splitUsageCost(prices, tokens));
+    expect(worstCaseCost(prices, 1_234, 567, 1_000_000n)).toBe(worstCaseCost(prices, 1_234, 567));
+  });
+
+  it('should hold and charge with the same multiplier, so the hold still covers the charge', () => {
+    const tokens = { promptTokens: 1_234, completionTokens: 567, cachedTokens: 1_000 };
+    const charge = splitUsageCost(prices, tokens, 800_000n);
+    expect(charge).toBeLessThanOrEqual(worstCaseCost(prices, 1_234, 567, 800_000n));
+    // (234 × $2.5 + 1000 × $1.25 + 567 × $10) / 1M = $0.007505; × 0.8 = $0.006004.
+    expect(charge).toBe(6_004_000n);
+    expect(splitUsageCost(prices, tokens)).toBe(7_505_000n);
+  });
+});

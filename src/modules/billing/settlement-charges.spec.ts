@@ -64,6 +64,18 @@ describe(settlementCharges.name, () => {
     expect(charges.get(payload.requestId)).toEqual({ cost: 1n, charged: 1n });
   });
 
+  it("should charge at the account group's multiplier the usage was held at, and at 1× without one", () => {
+    const prices = { inputPrice: '2500000000', outputPrice: '10000000000', promptTokens: 1_000, completionTokens: 500 };
+    const wholesale = usage('a', 0n, { ...prices, priceMultiplierPpm: '800000' });
+    const retail = usage('a', 0n, prices);
+
+    const { charges } = settlementCharges([wholesale, retail], balances({ a: 1_000_000_000n }), noReferrers, SHARE);
+
+    // 1,000 × $2.5 + 500 × $10, per million: $0.0075 at 1×, $0.006 at 0.8×.
+    expect(charges.get(retail.requestId)!.cost).toBe(7_500_000n);
+    expect(charges.get(wholesale.requestId)!.cost).toBe(6_000_000n);
+  });
+
   it('should charge what is left and report the shortfall when the balance cannot cover the cost', () => {
     const payload = usage('a', 250n);
 

@@ -1,3 +1,4 @@
+import { ONE_MULTIPLIER_PPM } from 'src/common/money/price-multiplier';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
 import { Prices, referralCredit, splitUsageCost } from 'src/modules/billing/pricing';
 import { LedgerPosting } from 'src/modules/ledger/ledger.repository';
@@ -48,7 +49,7 @@ export function settlementCharges(
   };
   for (const payload of payloads) {
     const { requestId, accountId } = payload;
-    const cost = splitUsageCost(pricesOf(payload), payload);
+    const cost = splitUsageCost(pricesOf(payload), payload, multiplierOf(payload));
     // The hold made sure the balance covered this; only an operator's debit in between can make it short.
     const available = running.get(accountId)!;
     const charged = cost <= available ? cost : available;
@@ -66,6 +67,11 @@ export function settlementCharges(
     }
   }
   return { postings, charges, shortfalls };
+}
+
+/** The account group's multiplier the usage was held at; absent (1×, or a record from before groups): 1×. */
+function multiplierOf(payload: SettleCompletionPayload): bigint {
+  return payload.priceMultiplierPpm === undefined ? ONE_MULTIPLIER_PPM : BigInt(payload.priceMultiplierPpm);
 }
 
 /** The prices a usage was recorded with (nano-dollars per million tokens, carried as decimal strings). */

@@ -13,6 +13,7 @@ function payload(overrides: Partial<SettleCompletionPayload> = {}): SettleComple
     outputPrice: '600000000',
     cachedInputPrice: '75000000',
     cacheWriteInputPrice: '187500000',
+    priceMultiplierPpm: '800000',
     promptTokens: 1234,
     completionTokens: 56,
     cachedTokens: 1024,

@@ -36,6 +36,9 @@ export function usagePayloadJson(usage: SettleCompletionPayload): string {
   if (usage.cacheWriteInputPrice !== undefined) {
     json += `,"cacheWriteInputPrice":${text(usage.cacheWriteInputPrice)}`;
   }
+  if (usage.priceMultiplierPpm !== undefined) {
+    json += `,"priceMultiplierPpm":${text(usage.priceMultiplierPpm)}`;
+  }
   json += `,"promptTokens":${num(usage.promptTokens)},"completionTokens":${num(usage.completionTokens)}`;
   if (usage.cachedTokens !== undefined) {
     json += `,"cachedTokens":${num(usage.cachedTokens)}`;
@@ -66,6 +69,7 @@ export const USAGE_PAYLOAD_FIELDS: Record<keyof SettleCompletionPayload, true> =
   outputPrice: true,
   cachedInputPrice: true,
   cacheWriteInputPrice: true,
+  priceMultiplierPpm: true,
   promptTokens: true,
   completionTokens: true,
   cachedTokens: true,

@@ -33,6 +33,7 @@ const principal: ApiKeyPrincipal = {
   keyId: 'key',
   allowedModels: null,
   spendLimit: null,
+  group: { priceMultiplierPpm: 1_000_000n, rpm: null, tpm: null },
 };
 const body = { model: 'm', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 10, user: 'u1' };
 const limits = { rpm: 60, tpm: 10_000, endUserRpm: null, endUserTpm: null };

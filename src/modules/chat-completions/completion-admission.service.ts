@@ -162,7 +162,7 @@ export class CompletionAdmission {
     );
     const { model, held } = validated;
     const scope: LimitScope = { accountId: principal.accountId, modelId: model.id, user: endUserOf(prompt.body) };
-    const limits = this.policy.limitsFor(principal.accountId, model);
+    const limits = this.policy.limitsFor(principal.accountId, model, principal.group);
     if (principal.allowedModels && !principal.allowedModels.has(model.id)) {
       throw new ApiError(
         ErrorKind.ModelNotPermitted,
@@ -269,6 +269,7 @@ export class CompletionAdmission {
       accountId: principal.accountId,
       keyId: principal.keyId,
       keySpendLimit: principal.spendLimit,
+      priceMultiplierPpm: principal.group.priceMultiplierPpm,
       model,
       held,
     };

@@ -93,7 +93,7 @@ export class MessageTokenCounter {
 
   /** Counts the request in the key's count window for the model, or refuses it with 429. */
   private async admit(principal: ApiKeyPrincipal, model: CatalogModel): Promise<void> {
-    const limit = this.policy.limitsFor(principal.accountId, model).rpm;
+    const limit = this.policy.limitsFor(principal.accountId, model, principal.group).rpm;
     const window = { key: countWindowKey(principal.accountId, principal.keyId, model.id), limit };
     const record = await this.limiterFailures.check(() => this.windows.incrementWindows([window], MINUTE_MS));
     if (record.refusedBy >= 0) {

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AccountGroupsModule } from 'src/modules/account-groups/account-groups.module';
 import { ChannelsModule } from 'src/modules/channels/channels.module';
 import { AdminModelsController } from 'src/modules/models/admin-models.controller';
 import { ConsoleModelsController } from 'src/modules/models/console-models.controller';
@@ -12,7 +13,12 @@ import { ModelsService } from 'src/modules/models/models.service';
 import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([ModelEntity, ModelRouteEntity]), ChannelsModule, RateLimitsModule],
+  imports: [
+    TypeOrmModule.forFeature([ModelEntity, ModelRouteEntity]),
+    ChannelsModule,
+    RateLimitsModule,
+    AccountGroupsModule,
+  ],
   controllers: [ModelsController, AdminModelsController, ConsoleModelsController],
   providers: [ModelsRepository, ModelsService, CatalogService],
   exports: [CatalogService],

@@ -21,7 +21,18 @@ export interface EffectiveLimits {
 
 const RELOAD_INTERVAL_MS = 30_000;
 
-/** The limits that apply to an account on a model, from memory: the model's defaults unless the operator overrode them. */
+/** An account group's default limits (null: the model's own). */
+export interface GroupDefaults {
+  rpm: number | null;
+  tpm: number | null;
+}
+
+const NO_GROUP_DEFAULTS: GroupDefaults = { rpm: null, tpm: null };
+
+/**
+ * The limits that apply to an account on a model, from memory: the operator's override for the
+ * account on the model, else its override on every model, else its group's default, else the model's.
+ */
 @Injectable()
 export class RateLimitPolicy implements OnModuleInit, OnModuleDestroy {
   private overrides = new Map<string, AccountRateLimitEntity>();
@@ -43,13 +54,16 @@ export class RateLimitPolicy implements OnModuleInit, OnModuleDestroy {
     clearInterval(this.timer);
   }
 
-  /** `model` is what the catalog says of it: its id and default limits (the catalog's model fits). */
-  limitsFor(accountId: string, model: ModelDefaults): EffectiveLimits {
+  /**
+   * `model` is what the catalog says of it: its id and default limits (the catalog's model fits);
+   * `group`, the account's group's defaults (the key's principal carries them).
+   */
+  limitsFor(accountId: string, model: ModelDefaults, group: GroupDefaults = NO_GROUP_DEFAULTS): EffectiveLimits {
     const own = this.overrides.get(`${accountId}|${model.id}`);
     const wildcard = this.overrides.get(`${accountId}|${WILDCARD_MODEL}`);
     return {
-      rpm: own?.rpm ?? wildcard?.rpm ?? model.rpm,
-      tpm: own?.tpm ?? wildcard?.tpm ?? model.tpm,
+      rpm: own?.rpm ?? wildcard?.rpm ?? group.rpm ?? model.rpm,
+      tpm: own?.tpm ?? wildcard?.tpm ?? group.tpm ?? model.tpm,
       endUserRpm: own?.endUserRpm ?? wildcard?.endUserRpm ?? null,
       endUserTpm: own?.endUserTpm ?? wildcard?.endUserTpm ?? null,
     };

@@ -20,12 +20,16 @@ export class AdminAccountDto extends AccountResponseDto {
   @ApiProperty({ nullable: true, type: String, example: null, description: "The operator's note" })
   suspensionReason: string | null;
 
+  @ApiProperty({ description: 'The account group: its price multiplier and default limits apply', example: 'default' })
+  groupId: string;
+
   static fromEntity(account: AccountEntity): AdminAccountDto {
     return {
       ...AccountResponseDto.from(account),
       suspended: account.suspendedAt !== null,
       suspendedAt: account.suspendedAt?.toISOString() ?? null,
       suspensionReason: account.suspensionReason,
+      groupId: account.groupId,
     };
   }
 }

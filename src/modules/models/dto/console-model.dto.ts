@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ApiMoney } from 'src/common/openapi/money-property';
 
-/** A model as a customer sees it: what it costs and what the account may send it. */
+/** A model as a customer sees it: what it costs this account (its group's prices) and what the account may send it. */
 export class ConsoleModelDto {
   @ApiProperty({ example: 'gpt-4o' })
   id: string;
