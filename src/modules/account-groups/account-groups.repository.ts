@@ -48,11 +48,12 @@ export class AccountGroupsRepository {
    * makes the foreign key refuse. 'deleted', 'missing' or 'in_use'.
    */
   async deleteUnused(id: string): Promise<'deleted' | 'missing' | 'in_use'> {
-    const rows = await this.groups.query<{ id: string }[]>(
-      'DELETE FROM account_groups g WHERE g.id = $1 AND NOT EXISTS (SELECT 1 FROM accounts a WHERE a.group_id = g.id) RETURNING g.id',
+    // For DELETE and UPDATE, TypeORM's query() answers [rows, affected count].
+    const [, deleted] = await this.groups.query<[unknown[], number]>(
+      'DELETE FROM account_groups g WHERE g.id = $1 AND NOT EXISTS (SELECT 1 FROM accounts a WHERE a.group_id = g.id)',
       [id],
     );
-    if (rows.length > 0) {
+    if (deleted > 0) {
       return 'deleted';
     }
     return (await this.groups.existsBy({ id })) ? 'in_use' : 'missing';
@@ -69,11 +70,11 @@ export class AccountGroupsRepository {
 
   /** Moves an account into an existing group; false when the account or the group does not exist. */
   async assign(accountId: string, groupId: string): Promise<boolean> {
-    const rows = await this.groups.query<{ id: string }[]>(
-      `UPDATE accounts SET group_id = g.id FROM account_groups g WHERE accounts.id = $1 AND g.id = $2 RETURNING accounts.id`,
+    const [, updated] = await this.groups.query<[unknown[], number]>(
+      'UPDATE accounts SET group_id = g.id FROM account_groups g WHERE accounts.id = $1 AND g.id = $2',
       [accountId, groupId],
     );
-    return rows.length > 0;
+    return updated > 0;
   }
 
   private async memberCount(id: string): Promise<number> {
