@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { loadConfig } from 'src/config/app-config';
 import { HealthController } from 'src/modules/health/health.controller';
-import { WORKER_HEALTH_PATH } from 'src/modules/health/worker-metrics.server';
+import { WORKER_HEALTH_PATH, WORKER_READY_PATH } from 'src/modules/health/worker-metrics.server';
 import { parseAllDocuments } from 'yaml';
 
 const root = join(__dirname, '..', '..');
@@ -133,11 +133,11 @@ describe('deploy/k8s', () => {
     expect(routeOf('getReadiness')).toBe('/health/ready');
   });
 
-  it("should probe the worker's /health on WORKER_METRICS_PORT", () => {
+  it("should probe the worker's liveness and readiness on WORKER_METRICS_PORT", () => {
     const worker = container(find(production(), 'Deployment', 'gateway-worker'));
     expect(portNamed(worker, 'metrics')).toBe(Number(config().WORKER_METRICS_PORT));
     expect(worker.livenessProbe.httpGet).toEqual({ path: WORKER_HEALTH_PATH, port: 'metrics' });
-    expect(worker.readinessProbe.httpGet).toEqual({ path: WORKER_HEALTH_PATH, port: 'metrics' });
+    expect(worker.readinessProbe.httpGet).toEqual({ path: WORKER_READY_PATH, port: 'metrics' });
   });
 
   it('should give the API time for preStop, SHUTDOWN_GRACE_MS and the rest of its shutdown before the SIGKILL', () => {
