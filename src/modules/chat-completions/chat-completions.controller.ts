@@ -2,9 +2,9 @@ import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiOkResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { FastifyReply } from 'fastify';
 import { ApiKeyAuth, ApiKeyPrincipal, AuthenticatedRequest, AuthKind } from 'src/common/decorators/auth.decorators';
-import { ChatCompletionsService } from 'src/modules/chat-completions/chat-completions.service';
+import { ChatCompletionsService } from 'src/modules/relay/completion-relay.service';
 import { MeteredStatus } from 'src/modules/billing/metering.types';
-import { CompletionAdmission } from 'src/modules/chat-completions/completion-admission.service';
+import { CompletionAdmission } from 'src/modules/relay/admission/completion-admission.service';
 import {
   ChatCompletionChunkDto,
   ChatCompletionDto,

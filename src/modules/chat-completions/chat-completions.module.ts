@@ -1,11 +1,11 @@
-import { AdminChannelTestController } from 'src/modules/chat-completions/admin-channel-test.controller';
-import { ChannelTestService } from 'src/modules/chat-completions/channel-test.service';
+import { AdminChannelTestController } from 'src/modules/relay/channel-test/admin-channel-test.controller';
+import { ChannelTestService } from 'src/modules/relay/channel-test/channel-test.service';
 import { Module } from '@nestjs/common';
 import { BillingModule } from 'src/modules/billing/billing.module';
 import { ChatCompletionsController } from 'src/modules/chat-completions/chat-completions.controller';
-import { ChatCompletionsService } from 'src/modules/chat-completions/chat-completions.service';
-import { CompletionAdmission } from 'src/modules/chat-completions/completion-admission.service';
-import { UpstreamClient } from 'src/modules/chat-completions/upstream/upstream-client';
+import { ChatCompletionsService } from 'src/modules/relay/completion-relay.service';
+import { CompletionAdmission } from 'src/modules/relay/admission/completion-admission.service';
+import { UpstreamClient } from 'src/modules/relay/upstream/upstream-client';
 import { ChannelsModule } from 'src/modules/channels/channels.module';
 import { ModelsModule } from 'src/modules/models/models.module';
 import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';

@@ -3,13 +3,13 @@ import { FastifyReply } from 'fastify';
 import { ApiKeyPrincipal } from 'src/common/decorators/auth.decorators';
 import { ApiError } from 'src/common/errors/api-error';
 import { MeteredStatus, withMorePromptTokens } from 'src/modules/billing/metering.types';
-import { ChatCompletionsService } from 'src/modules/chat-completions/chat-completions.service';
+import { ChatCompletionsService } from 'src/modules/relay/completion-relay.service';
 import {
   admitChatRequest,
   ChatAdmission,
   CompletionAdmission,
   RequestValidator,
-} from 'src/modules/chat-completions/completion-admission.service';
+} from 'src/modules/relay/admission/completion-admission.service';
 import { anthropicHeaders } from 'src/modules/messages/anthropic-pass-through';
 import { MessagesReplyFormat } from 'src/modules/messages/messages-reply.format';
 import { messagesParam, replayedThinkingTokens, translateMessagesRequest } from 'src/modules/messages/messages-request';

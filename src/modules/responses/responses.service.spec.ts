@@ -1,7 +1,7 @@
 import { FastifyReply } from 'fastify';
 import { ApiKeyPrincipal } from 'src/common/decorators/auth.decorators';
-import { ChatCompletionsService } from 'src/modules/chat-completions/chat-completions.service';
-import { CompletionAdmission } from 'src/modules/chat-completions/completion-admission.service';
+import { ChatCompletionsService } from 'src/modules/relay/completion-relay.service';
+import { CompletionAdmission } from 'src/modules/relay/admission/completion-admission.service';
 import { ResponsesReplyFormat } from 'src/modules/responses/responses-reply.format';
 import { ResponsesService } from 'src/modules/responses/responses.service';
 import { StoredResponses } from 'src/modules/responses/stored/stored-responses.service';

@@ -8,7 +8,7 @@ import {
   MessageRole,
   REQUEST_FIELDS,
   SERVICE_TIERS,
-} from 'src/modules/chat-completions/chat-request.contract';
+} from 'src/modules/relay/chat-request/chat-request.contract';
 import {
   AudioContentPartDto,
   FileContentPartDto,
