@@ -7,7 +7,7 @@ import { metrics } from 'src/common/metrics/metrics';
 import { countCompletionTokens } from 'src/modules/billing/token-estimator';
 import { CompletionMeter, MeteredResult, MeteredStatus } from 'src/modules/billing/metering.types';
 import { ChatRequest } from 'src/modules/relay/chat-request/chat-request.validator';
-import { AdmittedCompletion } from 'src/modules/relay/admission/completion-admission.service';
+import { AdmittedCompletion } from 'src/modules/relay/chat-request/chat-admission';
 import { orderRoutes } from 'src/modules/relay/route-order';
 import { CHAT_REPLY_FORMAT, PassedAnswer, PassThrough, ReplyFormat } from 'src/modules/relay/reply-format';
 import { relayStream } from 'src/modules/relay/stream-relay';
@@ -57,7 +57,7 @@ interface Attempt {
 }
 
 @Injectable()
-export class ChatCompletionsService {
+export class CompletionRelay {
   private readonly adapters: Record<ChannelType, ProviderAdapter>;
 
   constructor(

@@ -5,7 +5,8 @@ import { ApiError, clientClosed, ErrorKind } from 'src/common/errors/api-error';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { MeteringService } from 'src/modules/billing/metering.service';
 import { CompletionMeter } from 'src/modules/billing/metering.types';
-import { AdmittedCompletion, CompletionAdmission } from 'src/modules/relay/admission/completion-admission.service';
+import { CompletionAdmission } from 'src/modules/relay/admission/completion-admission.service';
+import { AdmittedCompletion, admitChatRequest } from 'src/modules/relay/chat-request/chat-admission';
 import { CatalogModel, CatalogService } from 'src/modules/models/catalog.service';
 import { ConcurrencyLimiter } from 'src/modules/rate-limits/concurrency-limiter.service';
 import { RateLimitPolicy } from 'src/modules/rate-limits/rate-limit-policy.service';
@@ -79,7 +80,7 @@ describe(CompletionAdmission.name, () => {
     const { sut, deps, meter, releaseSlot } = await setup();
     const { reply, headers } = fakeReply();
 
-    const admitted = await sut.admit(principal, body, 'req_1', reply);
+    const admitted = await sut.admit(principal, body, 'req_1', reply, admitChatRequest);
 
     expect(admitted).toMatchObject({ chat: { model, maxTokens: 10, n: 1 }, limits, meter });
     expect(admitted.prompt.body).toBe(body);
@@ -110,7 +111,9 @@ describe(CompletionAdmission.name, () => {
     const { sut, deps } = await setup();
 
     const unknownModel = { ...body, model: 'unknown' };
-    await expect(sut.admit(principal, unknownModel, 'req_1', fakeReply().reply)).rejects.toMatchObject({
+    await expect(
+      sut.admit(principal, unknownModel, 'req_1', fakeReply().reply, admitChatRequest),
+    ).rejects.toMatchObject({
       status: 400,
       param: 'model',
     });
@@ -126,7 +129,9 @@ describe(CompletionAdmission.name, () => {
       throw tooMany();
     });
 
-    await expect(sut.admit(principal, body, 'req_1', fakeReply().reply)).rejects.toMatchObject({ message: 'too many' });
+    await expect(sut.admit(principal, body, 'req_1', fakeReply().reply, admitChatRequest)).rejects.toMatchObject({
+      message: 'too many',
+    });
 
     expect(deps(TokenRateLimiter).verdict).not.toHaveBeenCalled();
     expect(settle).not.toHaveBeenCalled();
@@ -138,7 +143,9 @@ describe(CompletionAdmission.name, () => {
     const { sut, deps, settle } = await setup();
     deps(MeteringService).admit.mockRejectedValue(new ApiError(ErrorKind.InsufficientBalance, 'no money'));
 
-    await expect(sut.admit(principal, body, 'req_1', fakeReply().reply)).rejects.toMatchObject({ status: 403 });
+    await expect(sut.admit(principal, body, 'req_1', fakeReply().reply, admitChatRequest)).rejects.toMatchObject({
+      status: 403,
+    });
 
     expect(settle).not.toHaveBeenCalled();
     expect(deps(ConcurrencyLimiter).acquire).not.toHaveBeenCalled();
@@ -148,7 +155,9 @@ describe(CompletionAdmission.name, () => {
     const { sut, deps, meter, settle } = await setup();
     deps(ConcurrencyLimiter).acquire.mockRejectedValue(new ApiError(ErrorKind.Overloaded, 'busy'));
 
-    await expect(sut.admit(principal, body, 'req_1', fakeReply().reply)).rejects.toMatchObject({ status: 503 });
+    await expect(sut.admit(principal, body, 'req_1', fakeReply().reply, admitChatRequest)).rejects.toMatchObject({
+      status: 503,
+    });
 
     expect(meter.release).toHaveBeenCalled();
     expect(settle).toHaveBeenCalledWith(0);
@@ -162,7 +171,7 @@ describe(CompletionAdmission.name, () => {
         new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
     );
 
-    const admission = sut.admit(principal, body, 'req_1', reply);
+    const admission = sut.admit(principal, body, 'req_1', reply, admitChatRequest);
     await new Promise(setImmediate);
     raw.emit('close');
 
@@ -172,7 +181,7 @@ describe(CompletionAdmission.name, () => {
   it('should keep the tokens counted when usage was recorded before the relay failed', async () => {
     const { sut, meter, settle } = await setup();
     meter.release.mockResolvedValue(false);
-    const admitted = await sut.admit(principal, body, 'req_1', fakeReply().reply);
+    const admitted = await sut.admit(principal, body, 'req_1', fakeReply().reply, admitChatRequest);
 
     await admitted.giveBack();
     admitted.release();
@@ -191,7 +200,7 @@ describe(CompletionAdmission.name, () => {
         return Promise.resolve('completed');
       });
 
-      await expect(sut.run(principal, request, fakeReply().reply, relay)).resolves.toBe('completed');
+      await expect(sut.run(principal, request, fakeReply().reply, relay, admitChatRequest)).resolves.toBe('completed');
 
       expect(relay).toHaveBeenCalledWith(expect.objectContaining({ meter }));
       expect(meter.release).not.toHaveBeenCalled();
@@ -208,7 +217,9 @@ describe(CompletionAdmission.name, () => {
       });
       releaseSlot.mockImplementation(() => order.push('slot'));
 
-      await expect(sut.run(principal, request, fakeReply().reply, () => Promise.reject(failure))).rejects.toBe(failure);
+      await expect(
+        sut.run(principal, request, fakeReply().reply, () => Promise.reject(failure), admitChatRequest),
+      ).rejects.toBe(failure);
 
       expect(settle).toHaveBeenCalledWith(0);
       expect(order).toEqual(['give back', 'slot']);
@@ -221,7 +232,9 @@ describe(CompletionAdmission.name, () => {
       });
       const relay = jest.fn();
 
-      await expect(sut.run(principal, request, fakeReply().reply, relay)).rejects.toMatchObject({ status: 429 });
+      await expect(sut.run(principal, request, fakeReply().reply, relay, admitChatRequest)).rejects.toMatchObject({
+        status: 429,
+      });
 
       expect(relay).not.toHaveBeenCalled();
     });

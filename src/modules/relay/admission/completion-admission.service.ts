@@ -5,18 +5,9 @@ import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { inOneWrite } from 'src/common/redis/one-write';
 import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
-import { lazy } from 'src/common/lazy';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
-import { imageFamiliesOf } from 'src/modules/billing/image-families';
 import { MeteringService } from 'src/modules/billing/metering.service';
 import { CompletionMeter, HeldTokens, TokenUsage } from 'src/modules/billing/metering.types';
-import { estimateRequest } from 'src/modules/billing/token-estimator';
-import { rawJsonOf } from 'src/common/http/json-body';
-import {
-  ChatRequest,
-  outputTokenCap,
-  validateChatRequest,
-} from 'src/modules/relay/chat-request/chat-request.validator';
 import { RelayedPrompt } from 'src/modules/relay/admission/relayed-prompt';
 import { RequestLifetime } from 'src/modules/relay/admission/request-lifetime';
 import { CatalogModel, CatalogService } from 'src/modules/models/catalog.service';
@@ -62,20 +53,6 @@ export type Admitted<V extends ValidatedRequest> = V & {
   release(): void;
 };
 
-/** Chat completions' view of an admitted request. */
-export interface ChatAdmission extends ValidatedRequest {
-  chat: ChatRequest;
-}
-
-/** A chat completion let through. */
-export type AdmittedCompletion = Admitted<ChatAdmission>;
-
-/** The chat-completions validator step, the admission's default. */
-export const admitChatRequest: RequestValidator<ChatAdmission> = (body, findModel, bodyLater) => {
-  const chat = validateChatRequest(body, findModel);
-  return { chat, model: chat.model, held: heldTokens(body as Record<string, unknown>, chat, bodyLater) };
-};
-
 /**
  * Whether a request may run, in this order: validate the body with the route's own step (400); in one
  * Redis script and round trip, count the request (429 requests per minute), its estimated tokens (429
@@ -99,28 +76,14 @@ export class CompletionAdmission {
   /**
    * Runs `relay` as an admitted request: a refused request never reaches it; a relay that fails gives
    * the hold back (unless usage was recorded); the slot and the deadline go whatever the outcome.
-   * `validate` is the route's own step; chat completions' when absent.
+   * `validate` is the surface's own step: what it checks, counts and holds, and the view its relay gets.
    */
-  run<T>(
-    principal: ApiKeyPrincipal,
-    request: { body: unknown; id: string },
-    reply: FastifyReply,
-    relay: (admitted: AdmittedCompletion) => Promise<T>,
-  ): Promise<T>;
-  run<T, V extends ValidatedRequest>(
-    principal: ApiKeyPrincipal,
-    request: { body: unknown; id: string },
-    reply: FastifyReply,
-    relay: (admitted: Admitted<V>) => Promise<T>,
-    validate: RequestValidator<V>,
-  ): Promise<T>;
   async run<T, V extends ValidatedRequest>(
     principal: ApiKeyPrincipal,
     request: { body: unknown; id: string },
     reply: FastifyReply,
     relay: (admitted: Admitted<V>) => Promise<T>,
-    // The overloads pair the default (chat's step) with chat's relay only.
-    validate = admitChatRequest as unknown as RequestValidator<V>,
+    validate: RequestValidator<V>,
   ): Promise<T> {
     const admitted = await this.admitPrompt(principal, new RelayedPrompt(request), request.id, reply, validate);
     try {
@@ -134,20 +97,12 @@ export class CompletionAdmission {
   }
 
   /** `reply` receives the rate-limit headers (a refusal carries them too) and tells when the client hangs up. */
-  admit(principal: ApiKeyPrincipal, body: unknown, requestId: string, reply: FastifyReply): Promise<AdmittedCompletion>;
   admit<V extends ValidatedRequest>(
     principal: ApiKeyPrincipal,
     body: unknown,
     requestId: string,
     reply: FastifyReply,
     validate: RequestValidator<V>,
-  ): Promise<Admitted<V>>;
-  admit<V extends ValidatedRequest>(
-    principal: ApiKeyPrincipal,
-    body: unknown,
-    requestId: string,
-    reply: FastifyReply,
-    validate = admitChatRequest as unknown as RequestValidator<V>,
   ): Promise<Admitted<V>> {
     return this.admitPrompt(principal, new RelayedPrompt({ body }), requestId, reply, validate);
   }
@@ -308,33 +263,4 @@ const NOT_COUNTED_AGAIN = { keys: [], limits: [], ttlMs: 0 };
 /** The end user the body names (`user`), whose own limits apply when the operator set them. */
 function endUserOf(body: Record<string, unknown>): string | undefined {
   return typeof body.user === 'string' && body.user !== '' ? body.user : undefined;
-}
-
-/**
- * The most the upstream can bill: every billable field of the body, and the output cap over all
- * choices. A long prompt's text past the exact budget counts as its bytes at first; the one-pass
- * bound's closer count is made only if that is refused, or billed (HeldTokens.closer).
- */
-function heldTokens(
-  body: Record<string, unknown>,
-  chat: ChatRequest,
-  bodyLater: () => Record<string, unknown>,
-): HeldTokens {
-  const quick = chatHeldTokens(body, chat, true);
-  if (quick.rough) {
-    quick.held.closer = lazy(() => chatHeldTokens(bodyLater(), chat, false).held);
-  }
-  return quick.held;
-}
-
-function chatHeldTokens(body: Record<string, unknown>, chat: ChatRequest, restAsBytes: boolean) {
-  const { promptTokens, predictionTokens, rough } = estimateRequest(body, {
-    audioReferenceTokens: chat.model.maxOutputTokens,
-    imageFamilies: imageFamiliesOf(chat.model.routes),
-    restAsBytes,
-    bodyBytes: rawJsonOf(body)?.bytes.length,
-  });
-  // Rejected prediction tokens are billed as output, on top of max_tokens, for every choice.
-  const held: HeldTokens = { promptTokens, completionTokens: outputTokenCap(chat) + predictionTokens * chat.n };
-  return { held, rough };
 }
