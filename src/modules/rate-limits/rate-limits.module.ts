@@ -9,8 +9,8 @@ import { RateLimitPolicy } from 'src/modules/rate-limits/rate-limit-policy.servi
 import { RateLimitsRepository } from 'src/modules/rate-limits/rate-limits.repository';
 import { RateLimitsService } from 'src/modules/rate-limits/rate-limits.service';
 import { RedisThrottlerStorage } from 'src/modules/rate-limits/redis-throttler.storage';
-import { RequestRateLimiter } from 'src/modules/rate-limits/request-rate-limiter.service';
-import { TokenRateLimiter } from 'src/modules/rate-limits/token-rate-limiter.service';
+import { RequestRateLimiter } from 'src/modules/relay/admission/request-windows';
+import { TokenRateLimiter } from 'src/modules/relay/admission/token-windows';
 
 /**
  * Every limit a request meets: requests and tokens per minute (shared across processes in Redis),

@@ -10,8 +10,8 @@ import { AdmittedCompletion, admitChatRequest } from 'src/modules/relay/chat-req
 import { CatalogModel, CatalogService } from 'src/modules/models/catalog.service';
 import { ConcurrencyLimiter } from 'src/modules/rate-limits/concurrency-limiter.service';
 import { RateLimitPolicy } from 'src/modules/rate-limits/rate-limit-policy.service';
-import { RequestRateLimiter } from 'src/modules/rate-limits/request-rate-limiter.service';
-import { TokenRateLimiter } from 'src/modules/rate-limits/token-rate-limiter.service';
+import { RequestRateLimiter } from 'src/modules/relay/admission/request-windows';
+import { TokenRateLimiter } from 'src/modules/relay/admission/token-windows';
 import { newTestService } from 'test/support/test-service';
 import { CancelSignal } from 'src/common/http/cancel-signal';
 

@@ -13,8 +13,8 @@ import { RequestLifetime } from 'src/modules/relay/admission/request-lifetime';
 import { CatalogModel, CatalogService } from 'src/modules/models/catalog.service';
 import { ConcurrencyLimiter } from 'src/modules/rate-limits/concurrency-limiter.service';
 import { EffectiveLimits, RateLimitPolicy } from 'src/modules/rate-limits/rate-limit-policy.service';
-import { LimitScope, RequestRateLimiter, RequestWindows } from 'src/modules/rate-limits/request-rate-limiter.service';
-import { TokenAdmission, TokenRateLimiter } from 'src/modules/rate-limits/token-rate-limiter.service';
+import { LimitScope, RequestRateLimiter, RequestWindows } from 'src/modules/relay/admission/request-windows';
+import { TokenAdmission, TokenRateLimiter } from 'src/modules/relay/admission/token-windows';
 import { CancelSignal } from 'src/common/http/cancel-signal';
 
 /** What a route's validator step hands the admission: the model asked for and the most the upstream can bill. */

@@ -8,7 +8,7 @@ import { REDIS } from 'src/common/redis/redis.tokens';
 import { runScript } from 'src/common/redis/run-script';
 import { CORRECT_TOKENS, WindowCorrection } from 'src/common/redis/window-scripts';
 import { EffectiveLimits } from 'src/modules/rate-limits/rate-limit-policy.service';
-import { LimitScope } from 'src/modules/rate-limits/request-rate-limiter.service';
+import { LimitScope } from 'src/modules/relay/admission/request-windows';
 import { rateLimitExceeded, resetIn } from 'src/modules/rate-limits/rate-limit.errors';
 import { tokenWindowKey } from 'src/modules/rate-limits/rate-limit.keys';
 
