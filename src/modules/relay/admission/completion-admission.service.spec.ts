@@ -2,16 +2,13 @@ import { EventEmitter } from 'node:events';
 import { FastifyReply } from 'fastify';
 import { ApiKeyPrincipal, AuthKind } from 'src/common/decorators/auth.decorators';
 import { ApiError, clientClosed, ErrorKind } from 'src/common/errors/api-error';
-import { REDIS } from 'src/common/redis/redis.tokens';
-import { MeteringService } from 'src/modules/billing/metering.service';
 import { CompletionMeter } from 'src/modules/billing/metering.types';
+import { AdmissionGate } from 'src/modules/relay/admission/admission-gate';
 import { CompletionAdmission } from 'src/modules/relay/admission/completion-admission.service';
 import { AdmittedCompletion, admitChatRequest } from 'src/modules/relay/chat-request/chat-admission';
 import { CatalogModel, CatalogService } from 'src/modules/models/catalog.service';
 import { ConcurrencyLimiter } from 'src/modules/rate-limits/concurrency-limiter.service';
 import { RateLimitPolicy } from 'src/modules/rate-limits/rate-limit-policy.service';
-import { RequestRateLimiter } from 'src/modules/relay/admission/request-windows';
-import { TokenRateLimiter } from 'src/modules/relay/admission/token-windows';
 import { newTestService } from 'test/support/test-service';
 import { CancelSignal } from 'src/common/http/cancel-signal';
 
@@ -38,11 +35,6 @@ const principal: ApiKeyPrincipal = {
 const body = { model: 'm', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 10, user: 'u1' };
 const limits = { rpm: 60, tpm: 10_000, endUserRpm: null, endUserTpm: null };
 const tooMany = () => new ApiError(ErrorKind.RateLimited, 'too many');
-const scope = { accountId: 'acct', modelId: 'm', user: 'u1' };
-const requestWindows = { scope, keys: ['rl'], limits: [60], ttlMs: 60_000 };
-const tokenWindows = { scope, keys: ['tpm'], limits: [10_000], amount: 0, ttlMs: 60_000, resetMs: 1_000 };
-const counted = { requests: { refusedBy: -1, hits: 1, resetMs: 60_000 }, tokens: { refusedBy: -1, used: 20 } };
-
 /** A reply whose socket can be hung up, and whose headers are collected. */
 function fakeReply() {
   const raw = Object.assign(new EventEmitter(), { destroyed: false, writableFinished: false });
@@ -52,27 +44,16 @@ function fakeReply() {
 }
 
 async function setup() {
-  // A Redis that is not connected: one-write batching is skipped, nothing else touches it here.
-  const { sut, mock: deps } = await newTestService(CompletionAdmission, {}, [[REDIS, { status: 'end' }]]);
+  const { sut, mock: deps } = await newTestService(CompletionAdmission);
   const meter = { record: jest.fn(), release: jest.fn().mockResolvedValue(true) } satisfies CompletionMeter;
-  const settle = jest.fn();
   const releaseSlot = jest.fn();
   deps(CatalogService).get.mockImplementation((id) => (id === 'm' ? model : undefined));
   deps(RateLimitPolicy).limitsFor.mockReturnValue(limits);
-  deps(RequestRateLimiter).windows.mockReturnValue(requestWindows);
-  deps(TokenRateLimiter).windows.mockImplementation((scope, _limits, amount) => ({ ...tokenWindows, scope, amount }));
-  deps(TokenRateLimiter).verdict.mockReturnValue({
-    settle,
-    takeCorrection: jest.fn(),
-    headers: { 'x-ratelimit-limit-tokens': '10000' },
-  });
-  // Like the real one: the windows' verdict first, then the hold's outcome.
-  deps(MeteringService).admit.mockImplementation((_metered, counters) => {
-    counters?.verdict(counted);
-    return Promise.resolve(meter);
-  });
+  deps(AdmissionGate).admit.mockImplementation((ticket) =>
+    Promise.resolve({ meter, headers: { 'x-ratelimit-limit-tokens': '10000' }, held: ticket.held }),
+  );
   deps(ConcurrencyLimiter).acquire.mockResolvedValue(releaseSlot);
-  return { sut, deps, meter, settle, releaseSlot };
+  return { sut, deps, meter, releaseSlot };
 }
 
 describe(CompletionAdmission.name, () => {
@@ -84,22 +65,12 @@ describe(CompletionAdmission.name, () => {
 
     expect(admitted).toMatchObject({ chat: { model, maxTokens: 10, n: 1 }, limits, meter });
     expect(admitted.prompt.body).toBe(body);
-    expect(deps(RequestRateLimiter).windows).toHaveBeenCalledWith(scope, limits);
-    const [, , estimate] = deps(TokenRateLimiter).windows.mock.calls[0];
-    const [metered, counters] = deps(MeteringService).admit.mock.calls[0];
-    expect(metered).toMatchObject({ requestId: 'req_1', accountId: 'acct', keyId: 'key', model });
-    // The windows are counted in the hold's own step, and their verdict read from its counts.
-    expect(counters?.windows).toEqual({ requests: requestWindows, tokens: { ...tokenWindows, amount: estimate } });
-    expect(deps(RequestRateLimiter).verdict).toHaveBeenCalledWith(
-      requestWindows,
-      counted.requests,
-      expect.any(Function),
-    );
-    // A short prompt has no closer bound to try: its refusal would be the answer.
-    expect(deps(TokenRateLimiter).verdict).toHaveBeenCalledWith(expect.anything(), counted.tokens, true);
-    // The hold covers the prompt and the output cap; the tokens per minute count the same.
-    expect(metered.held.completionTokens).toBe(10);
-    expect(estimate).toBe(metered.held.promptTokens + 10);
+    // The admission gets the data it counts and holds with: the limits, the end user, the estimate.
+    const [ticket, sink] = deps(AdmissionGate).admit.mock.calls[0];
+    expect(ticket).toMatchObject({ principal, requestId: 'req_1', model, limits, user: 'u1' });
+    expect(sink).toBe(reply);
+    // The hold covers the prompt and the output cap.
+    expect(ticket.held.completionTokens).toBe(10);
     expect(headers).toEqual({ 'x-ratelimit-limit-tokens': '10000' });
 
     expect(releaseSlot).not.toHaveBeenCalled();
@@ -118,49 +89,44 @@ describe(CompletionAdmission.name, () => {
       param: 'model',
     });
 
-    expect(deps(RequestRateLimiter).windows).not.toHaveBeenCalled();
-    expect(deps(MeteringService).admit).not.toHaveBeenCalled();
+    expect(deps(AdmissionGate).admit).not.toHaveBeenCalled();
     expect(deps(ConcurrencyLimiter).acquire).not.toHaveBeenCalled();
   });
 
   it('should answer the requests-per-minute refusal, with nothing held to give back', async () => {
-    const { sut, deps, meter, settle } = await setup();
-    deps(RequestRateLimiter).verdict.mockImplementation(() => {
-      throw tooMany();
-    });
+    const { sut, deps, meter } = await setup();
+    deps(AdmissionGate).admit.mockRejectedValue(tooMany());
 
     await expect(sut.admit(principal, body, 'req_1', fakeReply().reply, admitChatRequest)).rejects.toMatchObject({
       message: 'too many',
     });
 
-    expect(deps(TokenRateLimiter).verdict).not.toHaveBeenCalled();
-    expect(settle).not.toHaveBeenCalled();
     expect(meter.release).not.toHaveBeenCalled();
     expect(deps(ConcurrencyLimiter).acquire).not.toHaveBeenCalled();
   });
 
   it('should answer a balance refusal with no slot taken and no tokens to give back (the script counts them only with the hold)', async () => {
-    const { sut, deps, settle } = await setup();
-    deps(MeteringService).admit.mockRejectedValue(new ApiError(ErrorKind.InsufficientBalance, 'no money'));
+    const { sut, deps, meter } = await setup();
+    deps(AdmissionGate).admit.mockRejectedValue(new ApiError(ErrorKind.InsufficientBalance, 'no money'));
 
     await expect(sut.admit(principal, body, 'req_1', fakeReply().reply, admitChatRequest)).rejects.toMatchObject({
       status: 403,
     });
 
-    expect(settle).not.toHaveBeenCalled();
+    expect(meter.release).not.toHaveBeenCalled();
     expect(deps(ConcurrencyLimiter).acquire).not.toHaveBeenCalled();
   });
 
   it('should give the hold and the tokens back when no slot comes', async () => {
-    const { sut, deps, meter, settle } = await setup();
+    const { sut, deps, meter } = await setup();
     deps(ConcurrencyLimiter).acquire.mockRejectedValue(new ApiError(ErrorKind.Overloaded, 'busy'));
 
     await expect(sut.admit(principal, body, 'req_1', fakeReply().reply, admitChatRequest)).rejects.toMatchObject({
       status: 503,
     });
 
-    expect(meter.release).toHaveBeenCalled();
-    expect(settle).toHaveBeenCalledWith(0);
+    // The meter gives back the hold and the tokens counted with it (MeteringService.meter).
+    expect(meter.release).toHaveBeenCalledTimes(1);
   });
 
   it('should abort the admission signal when the client hangs up while it waits for a slot', async () => {
@@ -176,17 +142,6 @@ describe(CompletionAdmission.name, () => {
     raw.emit('close');
 
     await expect(admission).rejects.toMatchObject({ status: clientClosed().status });
-  });
-
-  it('should keep the tokens counted when usage was recorded before the relay failed', async () => {
-    const { sut, meter, settle } = await setup();
-    meter.release.mockResolvedValue(false);
-    const admitted = await sut.admit(principal, body, 'req_1', fakeReply().reply, admitChatRequest);
-
-    await admitted.giveBack();
-    admitted.release();
-
-    expect(settle).not.toHaveBeenCalled();
   });
 
   describe('run', () => {
@@ -208,7 +163,7 @@ describe(CompletionAdmission.name, () => {
     });
 
     it('should give the hold and the counted tokens back when the relay fails, then free the slot', async () => {
-      const { sut, meter, settle, releaseSlot } = await setup();
+      const { sut, meter, releaseSlot } = await setup();
       const failure = new Error('upstream gone');
       const order: string[] = [];
       meter.release.mockImplementation(() => {
@@ -221,15 +176,12 @@ describe(CompletionAdmission.name, () => {
         sut.run(principal, request, fakeReply().reply, () => Promise.reject(failure), admitChatRequest),
       ).rejects.toBe(failure);
 
-      expect(settle).toHaveBeenCalledWith(0);
       expect(order).toEqual(['give back', 'slot']);
     });
 
     it('should never start the relay of a refused request', async () => {
       const { sut, deps } = await setup();
-      deps(RequestRateLimiter).verdict.mockImplementation(() => {
-        throw tooMany();
-      });
+      deps(AdmissionGate).admit.mockRejectedValue(tooMany());
       const relay = jest.fn();
 
       await expect(sut.run(principal, request, fakeReply().reply, relay, admitChatRequest)).rejects.toMatchObject({

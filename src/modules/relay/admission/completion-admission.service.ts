@@ -2,19 +2,14 @@ import { Inject, Injectable } from '@nestjs/common';
 import { FastifyReply } from 'fastify';
 import { ApiKeyPrincipal } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
-import { inOneWrite } from 'src/common/redis/one-write';
-import { RedisClient } from 'src/common/redis/redis-client';
-import { REDIS } from 'src/common/redis/redis.tokens';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
-import { MeteringService } from 'src/modules/billing/metering.service';
-import { CompletionMeter, HeldTokens, TokenUsage } from 'src/modules/billing/metering.types';
-import { RelayedPrompt } from 'src/modules/relay/admission/relayed-prompt';
-import { RequestLifetime } from 'src/modules/relay/admission/request-lifetime';
+import { CompletionMeter, HeldTokens } from 'src/modules/billing/metering.types';
 import { CatalogModel, CatalogService } from 'src/modules/models/catalog.service';
 import { ConcurrencyLimiter } from 'src/modules/rate-limits/concurrency-limiter.service';
 import { EffectiveLimits, RateLimitPolicy } from 'src/modules/rate-limits/rate-limit-policy.service';
-import { LimitScope, RequestRateLimiter, RequestWindows } from 'src/modules/relay/admission/request-windows';
-import { TokenAdmission, TokenRateLimiter } from 'src/modules/relay/admission/token-windows';
+import { AdmissionGate } from 'src/modules/relay/admission/admission-gate';
+import { RelayedPrompt } from 'src/modules/relay/admission/relayed-prompt';
+import { RequestLifetime } from 'src/modules/relay/admission/request-lifetime';
 import { CancelSignal } from 'src/common/http/cancel-signal';
 
 /** What a route's validator step hands the admission: the model asked for and the most the upstream can bill. */
@@ -54,22 +49,19 @@ export type Admitted<V extends ValidatedRequest> = V & {
 };
 
 /**
- * Whether a request may run, in this order: validate the body with the route's own step (400); in one
- * Redis script and round trip, count the request (429 requests per minute), its estimated tokens (429
- * tokens per minute) and hold its worst-case cost (403 insufficient_balance); then take a slot of
- * this process (503 when overloaded). A refusal at any step gives back what the earlier ones took
+ * Whether a request may run, in this order: validate the body with the surface's own step (400); the
+ * key's model list (403); the admission's one script and verdict (AdmissionGate: 429 requests per
+ * minute, 429 tokens per minute, 403 insufficient_balance or key_spend_limit_reached); then take a
+ * slot of this process (503 when overloaded). A refusal at any step gives back what the earlier ones took
  * (a request that reached the counting stays counted).
  */
 @Injectable()
 export class CompletionAdmission {
   constructor(
     private readonly catalog: CatalogService,
-    private readonly metering: MeteringService,
+    private readonly gate: AdmissionGate,
     private readonly concurrency: ConcurrencyLimiter,
-    private readonly requestLimiter: RequestRateLimiter,
-    private readonly tokenLimiter: TokenRateLimiter,
     private readonly policy: RateLimitPolicy,
-    @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -120,7 +112,6 @@ export class CompletionAdmission {
       () => prompt.body,
     );
     const { model, held } = validated;
-    const scope: LimitScope = { accountId: principal.accountId, modelId: model.id, user: endUserOf(prompt.body) };
     const limits = this.policy.limitsFor(principal.accountId, model);
     if (principal.allowedModels && !principal.allowedModels.has(model.id)) {
       throw new ApiError(
@@ -131,18 +122,15 @@ export class CompletionAdmission {
     }
     // From here on a hang-up (or the deadline) frees the slot, the queue place and the upstream call at once.
     const lifetime = new RequestLifetime(reply.raw, this.config.relay.maxRequestMs);
-    const setHeaders = (headers: Record<string, string>) => void reply.headers(headers);
-    const counted = await this.count(scope, limits, held, { principal, requestId, model }, setHeaders).catch(
-      (error: unknown) => {
-        lifetime.end();
-        throw error;
-      },
-    );
-    const { tokens, meter } = counted;
+    const ticket = { principal, requestId, model, held, limits, user: endUserOf(prompt.body) };
+    const counted = await this.gate.admit(ticket, reply).catch((error: unknown) => {
+      lifetime.end();
+      throw error;
+    });
+    const { meter } = counted;
+    // The hold, and the tokens counted with it, go back unless usage was recorded (MeteringService.meter).
     const giveBack = async () => {
-      if (await meter.release()) {
-        tokens.settle(0);
-      }
+      await meter.release();
     };
     // After counting, so a request over its limits is refused at once instead of queueing for a slot.
     const releaseSlot = await this.concurrency
@@ -152,7 +140,7 @@ export class CompletionAdmission {
         await giveBack();
         throw error;
       });
-    setHeaders(tokens.headers);
+    reply.headers(counted.headers);
     // Not `{ ...validated, held, … }`, which costs microseconds on Node 20 (src/common/with-fields.ts);
     // the validated view is typed by the route, which withFields's return type would not keep.
     return Object.assign({}, validated, {
@@ -168,97 +156,7 @@ export class CompletionAdmission {
       },
     });
   }
-
-  /**
-   * Requests per minute, tokens per minute and the balance hold are counted by one Redis script in
-   * the account's slot (BalanceGateService.admit): the first refusal in that order is the answer,
-   * and a refused request leaves nothing to give back but its place in the request windows. A quick
-   * bound refused by the tokens, the balance or the key's limit is counted again with the closer
-   * one (HeldTokens.closer), in the token windows and the hold only: the request is counted already.
-   */
-  private async count(
-    scope: LimitScope,
-    limits: EffectiveLimits,
-    held: HeldTokens,
-    request: { principal: ApiKeyPrincipal; requestId: string; model: CatalogModel },
-    setHeaders: (headers: Record<string, string>) => void,
-  ): Promise<Counted> {
-    const requestWindows = this.requestLimiter.windows(scope, limits);
-    const progress = { requestCounted: false };
-    const { closer } = held;
-    const first = this.countOnce(scope, limits, held, request, {
-      requestWindows,
-      setHeaders,
-      progress,
-      final: !closer,
-    });
-    if (!closer) {
-      return first;
-    }
-    return first.catch((error: unknown) => {
-      if (!progress.requestCounted || !(error instanceof ApiError)) {
-        throw error;
-      }
-      return this.countOnce(scope, limits, closer(), request, { progress, final: true });
-    });
-  }
-
-  /** One admission script; without `requestWindows`, the request is not counted again. */
-  private async countOnce(
-    scope: LimitScope,
-    limits: EffectiveLimits,
-    held: HeldTokens,
-    request: { principal: ApiKeyPrincipal; requestId: string; model: CatalogModel },
-    counting: {
-      requestWindows?: RequestWindows;
-      setHeaders?: (headers: Record<string, string>) => void;
-      progress: { requestCounted: boolean };
-      /** Whether a token window's refusal is the answer (counted in the metrics), or may be tried again. */
-      final: boolean;
-    },
-  ): Promise<Counted> {
-    const { principal, requestId, model } = request;
-    const { requestWindows, setHeaders, progress, final } = counting;
-    const tokenWindows = this.tokenLimiter.windows(scope, limits, held.promptTokens + held.completionTokens);
-    // Usage is recorded long after admission; by then the token admission is known.
-    const admitted: { tokens?: TokenAdmission } = {};
-    const actual = (usage: TokenUsage) => usage.promptTokens + usage.completionTokens;
-    const metered = {
-      requestId,
-      accountId: principal.accountId,
-      keyId: principal.keyId,
-      keySpendLimit: principal.spendLimit,
-      model,
-      held,
-    };
-    // The script leaves in the turn's one write, with the other requests' of the same turn.
-    const meter = await inOneWrite(this.redis, () =>
-      this.metering.admit(metered, {
-        windows: { requests: requestWindows ?? NOT_COUNTED_AGAIN, tokens: tokenWindows },
-        verdict: (counts) => {
-          if (requestWindows) {
-            this.requestLimiter.verdict(requestWindows, counts.requests, setHeaders!);
-            progress.requestCounted = true;
-          }
-          admitted.tokens = this.tokenLimiter.verdict(tokenWindows, counts.tokens, final);
-        },
-        takeCorrection: (usage) => admitted.tokens?.takeCorrection(actual(usage)) ?? null,
-        correctNow: (usage) => admitted.tokens?.settle(actual(usage)),
-      }),
-    );
-    return { tokens: admitted.tokens!, meter, held };
-  }
 }
-
-/** What counting let through: the token admission, the meter, and the tokens held. */
-interface Counted {
-  tokens: TokenAdmission;
-  meter: CompletionMeter;
-  held: HeldTokens;
-}
-
-/** A request already counted in its request windows, counted again with a closer bound. */
-const NOT_COUNTED_AGAIN = { keys: [], limits: [], ttlMs: 0 };
 
 /** The end user the body names (`user`), whose own limits apply when the operator set them. */
 function endUserOf(body: Record<string, unknown>): string | undefined {

@@ -1,6 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
 import { metrics } from 'src/common/metrics/metrics';
-import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { EffectiveLimits } from 'src/modules/rate-limits/rate-limit-policy.service';
 import { rateLimitExceeded, resetIn } from 'src/modules/rate-limits/rate-limit.errors';
 import { requestWindowKey } from 'src/modules/rate-limits/rate-limit.keys';
@@ -31,46 +29,44 @@ export interface RequestCount {
 
 /**
  * Requests per minute per account and model, and per end user when the operator set that: which
- * windows a request counts in, and what their count means (headers, the 429). The count itself is
- * made in the balance hold's script (BalanceGateService.admit, with REQUEST_WINDOWS), so that the
- * requests, the tokens and the hold are one Redis script and one round trip; every API process
- * counts in the same windows. Unlike a ThrottlerGuard, a request refused by validation (400) is not
- * counted.
+ * windows a request counts in. The count itself is made in the admission's one script with the
+ * tokens and the hold (AdmissionGate, REQUEST_WINDOWS), so every API process counts in the same
+ * windows. Unlike a ThrottlerGuard, a request refused by validation (400) is not counted.
  */
-@Injectable()
-export class RequestRateLimiter {
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
-
-  windows(scope: LimitScope, limits: EffectiveLimits): RequestWindows {
-    const { accountId, modelId, user } = scope;
-    const keys = [requestWindowKey(accountId, modelId)];
-    const counted = [limits.rpm];
-    if (user && limits.endUserRpm) {
-      keys.push(requestWindowKey(accountId, modelId, user));
-      counted.push(limits.endUserRpm);
-    }
-    return { scope, keys, limits: counted, ttlMs: this.config.rateLimits.windowMs };
+export function requestWindows(scope: LimitScope, limits: EffectiveLimits, windowMs: number): RequestWindows {
+  const { accountId, modelId, user } = scope;
+  const keys = [requestWindowKey(accountId, modelId)];
+  const counted = [limits.rpm];
+  if (user && limits.endUserRpm) {
+    keys.push(requestWindowKey(accountId, modelId, user));
+    counted.push(limits.endUserRpm);
   }
+  return { scope, keys, limits: counted, ttlMs: windowMs };
+}
 
-  /**
-   * `setHeaders` receives the account window's `x-ratelimit-*-requests` headers, admitted or refused
-   * by that window (none when the end user's window refused); a refusal throws the 429.
-   */
-  verdict(windows: RequestWindows, count: RequestCount, setHeaders: (headers: Record<string, string>) => void): void {
-    const { scope, limits } = windows;
-    const resetMs = count.resetMs > 0 ? count.resetMs : windows.ttlMs;
-    if (count.refusedBy !== 1) {
-      setHeaders({
-        'x-ratelimit-limit-requests': String(limits[0]),
-        'x-ratelimit-remaining-requests': String(Math.max(0, limits[0] - count.hits)),
-        'x-ratelimit-reset-requests': resetIn(resetMs),
-      });
-    }
-    if (count.refusedBy >= 0) {
-      const endUser = count.refusedBy === 1 ? scope.user : undefined;
-      metrics.rateLimited.inc({ limit: endUser ? 'end-user-requests' : 'requests' });
-      const counts = { limit: limits[count.refusedBy], used: count.hits, requested: 1, resetMs };
-      throw rateLimitExceeded(scope.modelId, 'requests per minute', counts, endUser);
-    }
+/** Where a verdict's headers go (the reply); a refusal's go too, so the 429 carries them. */
+export interface HeaderSink {
+  headers(values: Record<string, string>): unknown;
+}
+
+/**
+ * `sink` receives the account window's `x-ratelimit-*-requests` headers, admitted or refused by that
+ * window (none when the end user's window refused); a refusal throws the 429.
+ */
+export function requestVerdict(windows: RequestWindows, count: RequestCount, sink: HeaderSink): void {
+  const { scope, limits } = windows;
+  const resetMs = count.resetMs > 0 ? count.resetMs : windows.ttlMs;
+  if (count.refusedBy !== 1) {
+    sink.headers({
+      'x-ratelimit-limit-requests': String(limits[0]),
+      'x-ratelimit-remaining-requests': String(Math.max(0, limits[0] - count.hits)),
+      'x-ratelimit-reset-requests': resetIn(resetMs),
+    });
+  }
+  if (count.refusedBy >= 0) {
+    const endUser = count.refusedBy === 1 ? scope.user : undefined;
+    metrics.rateLimited.inc({ limit: endUser ? 'end-user-requests' : 'requests' });
+    const counts = { limit: limits[count.refusedBy], used: count.hits, requested: 1, resetMs };
+    throw rateLimitExceeded(scope.modelId, 'requests per minute', counts, endUser);
   }
 }
