@@ -48,7 +48,7 @@ export default tseslint.config(
       'src/edge-hooks.ts',
       'src/direct-routes.ts',
       'src/common/{errors,http,redis}/**/*.ts',
-      'src/modules/{billing,chat-completions,embeddings,messages,rate-limits,responses,text-completions}/**/*.ts',
+      'src/modules/{billing,chat-completions,embeddings,messages,rate-limits,relay,responses,text-completions}/**/*.ts',
       'src/modules/ledger/balance-gate*.ts',
     ],
     ignores: ['**/*.spec.ts', '**/dto/**'],

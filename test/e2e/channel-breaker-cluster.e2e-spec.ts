@@ -171,7 +171,7 @@ describe('channel breaker across two API processes', () => {
 
     expect(answers.map((answer) => answer.status)).toEqual(targets.map(() => 200));
     expect(sentTo('/flaky/probe/')).toBe(5 + 1);
-    // The probe's success is written beside its answer, not before it (ChatCompletionsService.succeeded).
+    // The probe's success is written beside its answer, not before it (CompletionRelay.succeeded).
     const closed = await eventually(
       () => health('probe'),
       (state) => state.state === 'closed',

@@ -59,7 +59,7 @@ describe('restoring Postgres to an earlier point, then ledger:resync', () => {
     }
   });
 
-  /** Admission as the API does it (MeteringService.hold): load the balance from `db` when Redis asks for it. */
+  /** Admission as the API does it (AdmissionGate.hold): load the balance from `db` when Redis asks for it. */
   async function admit(db: TestDb, accountId: string, amount: bigint) {
     for (let attempt = 0; attempt < 3; attempt++) {
       const result = await gate.hold(accountId, newReference('req'), amount, KEY);

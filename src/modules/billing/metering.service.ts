@@ -1,23 +1,15 @@
 import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
 import { Logger } from 'pino';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
-import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { LOGGER } from 'src/common/logging/logger';
 import { inOneWrite, writeOfTurn, writesNow } from 'src/common/redis/one-write';
 import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
-import { formatUsd } from 'src/common/money/money';
 import { ONE_MULTIPLIER_PPM } from 'src/common/money/price-multiplier';
 import { WindowCorrection } from 'src/common/redis/window-scripts';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
-import {
-  AdmissionCounters,
-  AdmissionCounts,
-  BalanceGateService,
-  CountedHold,
-  HoldKey,
-} from 'src/modules/ledger/balance-gate.service';
+import { BalanceGateService } from 'src/modules/ledger/balance-gate.service';
 import { KeySpendRepository } from 'src/modules/billing/key-spend.repository';
 import { BillingQueue } from 'src/modules/billing/billing.queue';
 import { UsageFallbackService } from 'src/modules/billing/usage-fallback.service';
@@ -25,38 +17,33 @@ import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
 import { UsageRecorder } from 'src/modules/billing/usage-recorder';
 import { usagePayloadJson } from 'src/modules/billing/usage-payload-json';
 import { isoTime } from 'src/common/time/iso-time';
-import { splitUsageCost, worstCaseCost } from 'src/modules/billing/pricing';
-import { CompletionMeter, MeteredRequest, MeteredResult, TokenUsage } from 'src/modules/billing/metering.types';
+import { splitUsageCost } from 'src/modules/billing/pricing';
+import {
+  CompletionMeter,
+  CountedTokens,
+  MeteredRequest,
+  MeteredResult,
+  TokenUsage,
+} from 'src/modules/billing/metering.types';
 
 /** On shutdown, the longest the API waits for usage not yet durable (within SHUTDOWN_GRACE_MS). */
 const SHUTDOWN_RECORDING_WAIT_MS = 10_000;
-
-/**
- * Rate windows counted in the hold's own Redis step (one script, one round trip), and what becomes
- * of them: `verdict` throws the refusal (a 429) when a window refused, before the hold's outcome is
- * looked at; once the request ends, its windows are corrected to its real usage, with the usage
- * record when there is one.
- */
-export interface HeldCounters {
-  windows: AdmissionCounters;
-  verdict(counts: AdmissionCounts): void;
-  /** Takes the correction for `usage`, to send in the usage record's own script (once: later calls return null). */
-  takeCorrection(usage: TokenUsage): WindowCorrection | null;
-  /** Nothing is billed but `usage` still counts: the correction is sent now, on its own (once). */
-  correctNow(usage: TokenUsage): void;
-}
 
 interface MeterContext {
   request: MeteredRequest;
   hold: bigint;
   /** When the request was admitted (epoch ms): the record's createdAt. */
   receivedAtMs: number;
+  tokens: CountedTokens;
+  /** Whether the token windows' correction was taken: it is made once, whichever way comes first. */
+  corrected: boolean;
 }
 
 /**
- * The API side of billing: one atomic hold before relaying, the usage recorded after. No
- * database round trip here except when Redis has no balance snapshot for the account yet, or when
- * Redis does not take a usage record and it is settled straight into Postgres instead.
+ * The API side of billing: the meter of a request admitted (AdmissionGate took its hold), and the
+ * snapshots the admission loads when Redis does not know them yet. No database round trip here
+ * except those loads, or when Redis does not take a usage record and it is settled straight into
+ * Postgres instead.
  */
 @Injectable()
 export class MeteringService implements BeforeApplicationShutdown {
@@ -94,89 +81,44 @@ export class MeteringService implements BeforeApplicationShutdown {
   }
 
   /**
-   * Holds the request's worst-case cost, counting `counters` in the same step; 403
-   * insufficient_balance when the balance cannot cover it, 403 key_spend_limit_reached when the
-   * key's limit cannot, whatever `counters.verdict` throws when a window refused.
+   * The meter of a request whose `hold` (nano-dollars) was taken with its `tokens` counted, at
+   * admission. Its usage is recorded once; its hold goes back (and its tokens) only if none was.
    */
-  async admit(request: MeteredRequest, counters: HeldCounters): Promise<CompletionMeter> {
-    const { requestId, held } = request;
-    // Any prompt token may turn out a cache write: held at the dearest prompt price.
-    const hold = worstCaseCost(request.model, held.promptTokens, held.completionTokens, request.priceMultiplierPpm);
-    const key = { id: request.keyId, spendLimit: request.keySpendLimit };
-    const { hold: result, counts } = await this.hold(request, hold, key, counters.windows).catch((error: Error) => {
-      // Without a hold nothing can be billed safely, so nothing is relayed.
-      this.logger.error({ err: error.message, reqId: requestId }, 'balance hold failed');
-      throw new ApiError(ErrorKind.Overloaded, 'Billing is temporarily unavailable. Retry shortly.', null, undefined, {
-        'retry-after': '10',
-      });
-    });
-    try {
-      counters.verdict(counts);
-    } catch (error) {
-      // A verdict refuses only what the script refused; should it ever refuse a request held, the hold goes back now.
-      if (result.outcome === 'held') {
-        await this.usage.release(request.accountId, requestId).catch(() => undefined);
-      }
-      throw error;
-    }
-    if (result.outcome === 'counterRefused') {
-      // The verdict throws for every refusal the script reports; this is a mismatch between the two.
-      throw new Error('a rate window refused the request but the verdict let it through');
-    }
-    if (result.outcome === 'keyLimitReached') {
-      throw new ApiError(
-        ErrorKind.KeySpendLimitReached,
-        `This API key's spend limit of $${formatUsd(key.spendLimit ?? 0n)} is reached: this request may cost up to $${formatUsd(hold)} and $${formatUsd(result.left < 0n ? 0n : result.left)} of the limit is left. Raise the limit in the console, or lower max_tokens.`,
-      );
-    }
-    if (result.outcome !== 'held') {
-      const available = result.outcome === 'insufficient' ? result.available : 0n;
-      throw new ApiError(
-        ErrorKind.InsufficientBalance,
-        `Insufficient balance: this request may cost up to $${formatUsd(hold)} and $${formatUsd(available < 0n ? 0n : available)} is available. Top up, or lower max_tokens.`,
-      );
-    }
-    const context: MeterContext = { request, hold, receivedAtMs: Date.now() };
+  meter(request: MeteredRequest, hold: bigint, tokens: CountedTokens): CompletionMeter {
+    const context: MeterContext = { request, hold, receivedAtMs: Date.now(), tokens, corrected: false };
     let recorded = false;
     return {
       record: (outcome) => {
         recorded = true;
-        return this.record(context, outcome, counters);
+        return this.record(context, outcome);
       },
       // Once usage is recorded, settlement (or the fallback) owns the hold; releasing it early would
       // let it be spent twice. Redis refuses too when a recording landed whose reply never came back.
-      release: async () => (recorded ? false : this.release(context)),
+      release: async () => {
+        if (recorded) {
+          return false;
+        }
+        const released = await this.release(context);
+        if (released) {
+          this.correctTokens(context, 0);
+        }
+        return released;
+      },
     };
   }
 
-  /**
-   * The hold, loading the account's balance (and the limited key's spent) into Redis first if Redis
-   * does not know them yet: at most one load of each, so three tries.
-   */
-  private async hold(
-    request: MeteredRequest,
-    amount: bigint,
-    key: HoldKey,
-    counters: AdmissionCounters,
-  ): Promise<CountedHold> {
-    const { accountId, requestId } = request;
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const admitted = await this.gate.admit(accountId, requestId, amount, key, counters);
-      const result = admitted.hold;
-      if (result.outcome === 'unknown') {
-        const snapshot = await this.accounts.findBalanceSnapshot(accountId);
-        await this.gate.sync(accountId, snapshot ?? { balance: 0n, version: 0n });
-      } else if (result.outcome === 'keyUnknown') {
-        await this.gate.syncKeySpent(accountId, key.id, await this.keySpend.findSpent(key.id));
-      } else {
-        return admitted;
-      }
-    }
-    // The epoch changed in between (Redis restarted just now): a 503, not a false 403.
-    throw new Error('the balance snapshot was replaced while it loaded');
+  /** Loads the account's balance from Postgres into Redis (the admission found no snapshot of this epoch). */
+  async loadBalance(accountId: string): Promise<void> {
+    const snapshot = await this.accounts.findBalanceSnapshot(accountId);
+    await this.gate.sync(accountId, snapshot ?? { balance: 0n, version: 0n });
   }
 
-  private async record(context: MeterContext, result: MeteredResult, counters: HeldCounters): Promise<TokenUsage> {
+  /** Loads the key's spent from Postgres into Redis (the admission found none of this epoch). */
+  async loadKeySpent(accountId: string, keyId: string): Promise<void> {
+    await this.gate.syncKeySpent(accountId, keyId, await this.keySpend.findSpent(keyId));
+  }
+
+  private async record(context: MeterContext, result: MeteredResult): Promise<TokenUsage> {
     const { request } = context;
     // Our tokenizer may count differently from the upstream's: an estimate never exceeds what the
     // upstream was allowed to generate, which is also what the hold covered.
@@ -192,7 +134,7 @@ export class MeteringService implements BeforeApplicationShutdown {
     }
     if (result.status !== 'completed' && usage.completionTokens === 0) {
       // Cut off before a single token reached the client: like any error, it costs nothing.
-      counters.correctNow(usage);
+      this.correctTokens(context, actualTokens(usage));
       await this.release(context);
       return usage;
     }
@@ -224,7 +166,7 @@ export class MeteringService implements BeforeApplicationShutdown {
     // The record leaves in this turn's write, before the answer's last bytes, which do not wait for
     // Redis's reply: the recorder retries a failed record, then settles it straight into Postgres.
     // The token windows' correction is made by the record's own script.
-    inOneWrite(this.redis, () => this.recorder.record(payload, counters.takeCorrection(usage)));
+    inOneWrite(this.redis, () => this.recorder.record(payload, takeCorrection(context, actualTokens(usage))));
     await writeOfTurn(this.redis);
     return usage;
   }
@@ -264,4 +206,32 @@ export class MeteringService implements BeforeApplicationShutdown {
       return false;
     });
   }
+
+  /** Sends the token windows' correction now (not awaited), unless it was taken already. */
+  private correctTokens(context: MeterContext, actual: number): void {
+    const correction = takeCorrection(context, actual);
+    if (!correction || correction.delta === 0) {
+      return;
+    }
+    this.usage.correctTokens(correction).catch((error: Error) => {
+      this.logger.warn({ err: error.message }, 'could not correct the token window');
+    });
+  }
+}
+
+/**
+ * The correction that replaces the estimate counted at admission with the tokens used; null once
+ * taken: when a recording fails after its correction went out, the give-back that follows must not
+ * correct again.
+ */
+function takeCorrection(context: MeterContext, actual: number): WindowCorrection | null {
+  if (context.corrected) {
+    return null;
+  }
+  context.corrected = true;
+  return { keys: context.tokens.keys, delta: actual - context.tokens.amount };
+}
+
+function actualTokens(usage: TokenUsage): number {
+  return usage.promptTokens + usage.completionTokens;
 }

@@ -50,6 +50,15 @@ export interface MeteredRequest {
   held: HeldTokens;
 }
 
+/**
+ * The token windows a request was counted in at admission (the keys) and the estimate counted there:
+ * once its real usage is known they are corrected to it, with the usage record or on their own.
+ */
+export interface CountedTokens {
+  keys: string[];
+  amount: number;
+}
+
 export type MeteredStatus = 'completed' | 'client_aborted' | 'upstream_broken';
 
 /** What the relay reports about an answer that delivered something. Holds no content: the delivered tokens are counted as they pass. */

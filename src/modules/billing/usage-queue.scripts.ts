@@ -112,3 +112,9 @@ scan(redis.call('ZRANGE', KEYS[2], 0, sample - 1))
 if count > sample then scan(redis.call('ZRANGE', KEYS[2], math.max(sample, count - sample), -1)) end
 if oldest < 0 then return { count, -1 } end
 return { count, math.max(0, now - oldest) }`;
+
+// Replaces the admission's token estimate with the real count, outside a usage record (nothing
+// billed, or the hold given back). KEYS: the token windows; ARGV[1]: the difference.
+export const CORRECT_TOKENS_SCRIPT = `${CORRECT_TOKENS}
+correctTokens(KEYS, ARGV[1])
+return 1`;

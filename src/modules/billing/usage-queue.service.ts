@@ -11,6 +11,7 @@ import { WindowCorrection } from 'src/common/redis/window-scripts';
 import { DUE_PATTERN, USAGE_ACCOUNTS, usageKeys } from 'src/modules/billing/usage-queue.keys';
 import {
   BACKLOG_SCRIPT,
+  CORRECT_TOKENS_SCRIPT,
   CLAIM_SCRIPT,
   RECORD_SCRIPT,
   RELEASE_SETTLED_SCRIPT,
@@ -69,7 +70,14 @@ export class UsageQueueService {
     this.redis.defineCommand('gatewayClaimUsage', { numberOfKeys: 3, lua: CLAIM_SCRIPT });
     this.redis.defineCommand('gatewayRetryLater', { numberOfKeys: 2, lua: RETRY_LATER_SCRIPT });
     this.redis.defineCommand('gatewayUsageBacklog', { numberOfKeys: 2, lua: BACKLOG_SCRIPT });
+    this.redis.defineCommand('gatewayTpmCorrect', { lua: CORRECT_TOKENS_SCRIPT });
     this.accounts = new AccountRegistry(redis, USAGE_ACCOUNTS);
+  }
+
+  /** Corrects token windows counted at admission by `correction.delta` (never below zero). */
+  correctTokens(correction: WindowCorrection): Promise<unknown> {
+    const { keys, delta } = correction;
+    return runScript(this.redis, 'gatewayTpmCorrect', keys.length, ...keys, String(delta));
   }
 
   /**

@@ -2,9 +2,10 @@ import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiOkResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { FastifyReply } from 'fastify';
 import { ApiKeyAuth, ApiKeyPrincipal, AuthenticatedRequest, AuthKind } from 'src/common/decorators/auth.decorators';
-import { ChatCompletionsService } from 'src/modules/chat-completions/chat-completions.service';
+import { CompletionRelay } from 'src/modules/relay/completion-relay.service';
 import { MeteredStatus } from 'src/modules/billing/metering.types';
-import { CompletionAdmission } from 'src/modules/chat-completions/completion-admission.service';
+import { CompletionAdmission } from 'src/modules/relay/admission/completion-admission.service';
+import { admitChatRequest } from 'src/modules/relay/chat-request/chat-admission';
 import {
   ChatCompletionChunkDto,
   ChatCompletionDto,
@@ -24,7 +25,7 @@ import {
 export class ChatCompletionsController {
   constructor(
     private readonly admission: CompletionAdmission,
-    private readonly service: ChatCompletionsService,
+    private readonly relay: CompletionRelay,
   ) {}
 
   @Post()
@@ -38,8 +39,12 @@ export class ChatCompletionsController {
     },
   })
   createChatCompletion(@Req() request: AuthenticatedRequest, @Res() reply: FastifyReply): Promise<MeteredStatus> {
-    return this.admission.run(apiKeyPrincipal(request), request, reply, (admitted) =>
-      this.service.complete(admitted, reply),
+    return this.admission.run(
+      apiKeyPrincipal(request),
+      request,
+      reply,
+      (admitted) => this.relay.complete(admitted, reply),
+      admitChatRequest,
     );
   }
 }

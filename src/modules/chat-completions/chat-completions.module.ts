@@ -1,21 +1,10 @@
-import { AdminChannelTestController } from 'src/modules/chat-completions/admin-channel-test.controller';
-import { ChannelTestService } from 'src/modules/chat-completions/channel-test.service';
 import { Module } from '@nestjs/common';
-import { BillingModule } from 'src/modules/billing/billing.module';
 import { ChatCompletionsController } from 'src/modules/chat-completions/chat-completions.controller';
-import { ChatCompletionsService } from 'src/modules/chat-completions/chat-completions.service';
-import { CompletionAdmission } from 'src/modules/chat-completions/completion-admission.service';
-import { UpstreamClient } from 'src/modules/chat-completions/upstream/upstream-client';
-import { ChannelsModule } from 'src/modules/channels/channels.module';
-import { ModelsModule } from 'src/modules/models/models.module';
-import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
+import { RelayModule } from 'src/modules/relay/relay.module';
 
+/** POST /v1/chat/completions: the relay's own request format, admitted and relayed as it comes. */
 @Module({
-  imports: [ModelsModule, ChannelsModule, BillingModule, RateLimitsModule],
-  controllers: [ChatCompletionsController, AdminChannelTestController],
-  providers: [CompletionAdmission, ChatCompletionsService, UpstreamClient, ChannelTestService],
-  // Other /v1 routes share the admission and the upstream pools (embeddings), or the whole relay in
-  // another wire format (the Responses API).
-  exports: [CompletionAdmission, ChatCompletionsService, UpstreamClient],
+  imports: [RelayModule],
+  controllers: [ChatCompletionsController],
 })
 export class ChatCompletionsModule {}

@@ -1,8 +1,8 @@
 import { ApiError } from 'src/common/errors/api-error';
 import { HeldTokens } from 'src/modules/billing/metering.types';
 import { estimateEmbeddingTokens } from 'src/modules/billing/token-estimator';
-import { REQUEST_FIELDS } from 'src/modules/chat-completions/chat-request.contract';
-import { ValidatedRequest } from 'src/modules/chat-completions/completion-admission.service';
+import { REQUEST_FIELDS } from 'src/modules/relay/chat-request/chat-request.contract';
+import { ValidatedRequest } from 'src/modules/relay/admission/completion-admission.service';
 import {
   ENCODING_FORMATS,
   EncodingFormat,

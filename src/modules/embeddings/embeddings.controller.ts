@@ -3,7 +3,7 @@ import { ApiBody, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { FastifyReply } from 'fastify';
 import { ApiKeyAuth, AuthenticatedRequest, AuthKind } from 'src/common/decorators/auth.decorators';
 import { MeteredStatus } from 'src/modules/billing/metering.types';
-import { CompletionAdmission } from 'src/modules/chat-completions/completion-admission.service';
+import { CompletionAdmission } from 'src/modules/relay/admission/completion-admission.service';
 import { EmbeddingListDto, EmbeddingRequestDto } from 'src/modules/embeddings/dto/embedding.dto';
 import { EmbeddingAdmission, validateEmbeddingRequest } from 'src/modules/embeddings/embedding-request.validator';
 import { EmbeddingsService } from 'src/modules/embeddings/embeddings.service';

@@ -1,11 +1,11 @@
 import { Module } from '@nestjs/common';
-import { ChatCompletionsModule } from 'src/modules/chat-completions/chat-completions.module';
+import { RelayModule } from 'src/modules/relay/relay.module';
 import { EmbeddingsController } from 'src/modules/embeddings/embeddings.controller';
 import { EmbeddingsService } from 'src/modules/embeddings/embeddings.service';
 
-/** POST /v1/embeddings, on the chat relay's admission and upstream pools. */
+/** POST /v1/embeddings, on the relay's admission and upstream pools. */
 @Module({
-  imports: [ChatCompletionsModule],
+  imports: [RelayModule],
   controllers: [EmbeddingsController],
   providers: [EmbeddingsService],
 })

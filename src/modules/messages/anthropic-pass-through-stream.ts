@@ -1,11 +1,11 @@
 import { anthropicStreamError } from 'src/common/errors/anthropic-error';
 import { ErrorBody } from 'src/common/errors/api-error';
 import { TokenUsage } from 'src/modules/billing/metering.types';
-import { RelayOutput, StreamWriter } from 'src/modules/chat-completions/reply-format';
-import { usageOf as anthropicTokenUsage } from 'src/modules/chat-completions/upstream/anthropic.adapter';
-import { DeliveredTokens } from 'src/modules/chat-completions/upstream/delivered-tokens';
-import { isRecord, StreamTranslator } from 'src/modules/chat-completions/upstream/provider-adapter';
-import { eventData } from 'src/modules/chat-completions/upstream/sse-event-splitter';
+import { RelayOutput, StreamWriter } from 'src/modules/relay/reply-format';
+import { usageOf as anthropicTokenUsage } from 'src/modules/relay/upstream/anthropic.adapter';
+import { DeliveredTokens } from 'src/modules/relay/upstream/delivered-tokens';
+import { isRecord, StreamTranslator } from 'src/modules/relay/upstream/provider-adapter';
+import { eventData } from 'src/modules/relay/upstream/sse-event-splitter';
 import { withFields } from 'src/common/with-fields';
 
 type Json = Record<string, unknown>;

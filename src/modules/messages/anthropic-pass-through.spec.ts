@@ -1,5 +1,5 @@
 import { ApiError } from 'src/common/errors/api-error';
-import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
+import { ChatRequest } from 'src/modules/relay/chat-request/chat-request.validator';
 import { CatalogModel, CatalogRoute } from 'src/modules/models/catalog.service';
 import { anthropicHeaders, anthropicPassThrough } from 'src/modules/messages/anthropic-pass-through';
 import { replayedThinkingTokens, translateMessagesRequest } from 'src/modules/messages/messages-request';

@@ -1,10 +1,10 @@
 import { ApiError } from 'src/common/errors/api-error';
 import { TokenUsage } from 'src/modules/billing/metering.types';
 import { countCompletionTokens } from 'src/modules/billing/token-estimator';
-import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
-import { PassedAnswer, PassThrough } from 'src/modules/chat-completions/reply-format';
-import { usageOf as anthropicTokenUsage } from 'src/modules/chat-completions/upstream/anthropic.adapter';
-import { isRecord } from 'src/modules/chat-completions/upstream/provider-adapter';
+import { ChatRequest } from 'src/modules/relay/chat-request/chat-request.validator';
+import { PassedAnswer, PassThrough } from 'src/modules/relay/reply-format';
+import { usageOf as anthropicTokenUsage } from 'src/modules/relay/upstream/anthropic.adapter';
+import { isRecord } from 'src/modules/relay/upstream/provider-adapter';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 import { PassThroughStream, generatedTextOf } from 'src/modules/messages/anthropic-pass-through-stream';
 import { withFields } from 'src/common/with-fields';

@@ -2,7 +2,7 @@ import { ApiError } from 'src/common/errors/api-error';
 import { withFields } from 'src/common/with-fields';
 import { imageFamiliesOf } from 'src/modules/billing/image-families';
 import { estimateRequestTokens } from 'src/modules/billing/token-estimator';
-import { validateChatRequest } from 'src/modules/chat-completions/chat-request.validator';
+import { validateChatRequest } from 'src/modules/relay/chat-request/chat-request.validator';
 import { CatalogModel } from 'src/modules/models/catalog.service';
 import { replayedThinkingTokens, translateMessagesRequest } from 'src/modules/messages/messages-request';
 

@@ -6,13 +6,13 @@ import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { LOGGER } from 'src/common/logging/logger';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { ChannelBreaker } from 'src/modules/channels/health/channel-breaker.service';
-import { RequestLifetime } from 'src/modules/chat-completions/request-lifetime';
-import { failedAnswer } from 'src/modules/chat-completions/route-failure';
-import { orderRoutes } from 'src/modules/chat-completions/route-order';
-import { AnthropicAdapter } from 'src/modules/chat-completions/upstream/anthropic.adapter';
-import { readJsonBounded } from 'src/modules/chat-completions/upstream/bounded-body';
-import { isRecord } from 'src/modules/chat-completions/upstream/provider-adapter';
-import { UpstreamClient } from 'src/modules/chat-completions/upstream/upstream-client';
+import { RequestLifetime } from 'src/modules/relay/admission/request-lifetime';
+import { failedAnswer } from 'src/modules/relay/route-failure';
+import { orderRoutes } from 'src/modules/relay/route-order';
+import { AnthropicAdapter } from 'src/modules/relay/upstream/anthropic.adapter';
+import { readJsonBounded } from 'src/modules/relay/upstream/bounded-body';
+import { isRecord } from 'src/modules/relay/upstream/provider-adapter';
+import { UpstreamClient } from 'src/modules/relay/upstream/upstream-client';
 import { anthropicHeaders } from 'src/modules/messages/anthropic-pass-through';
 import {
   anthropicCountBody,

@@ -1,5 +1,5 @@
-import { ChatRequest } from 'src/modules/chat-completions/chat-request.validator';
-import { PassThrough, ReplyFormat, StreamWriter } from 'src/modules/chat-completions/reply-format';
+import { ChatRequest } from 'src/modules/relay/chat-request/chat-request.validator';
+import { PassThrough, ReplyFormat, StreamWriter } from 'src/modules/relay/reply-format';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 import { completionToMessage } from 'src/modules/messages/anthropic-message';
 import { AnthropicHeaders, anthropicPassThrough } from 'src/modules/messages/anthropic-pass-through';

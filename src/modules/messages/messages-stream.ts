@@ -1,8 +1,8 @@
 import { anthropicStreamError } from 'src/common/errors/anthropic-error';
 import { ErrorBody } from 'src/common/errors/api-error';
-import { StreamWriter } from 'src/modules/chat-completions/reply-format';
-import { isRecord } from 'src/modules/chat-completions/upstream/provider-adapter';
-import { eventData } from 'src/modules/chat-completions/upstream/sse-event-splitter';
+import { StreamWriter } from 'src/modules/relay/reply-format';
+import { isRecord } from 'src/modules/relay/upstream/provider-adapter';
+import { eventData } from 'src/modules/relay/upstream/sse-event-splitter';
 import { anthropicUsage, newMessageId, stopReason, toolUseId } from 'src/modules/messages/anthropic-message';
 
 type Json = Record<string, unknown>;

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ChannelsModule } from 'src/modules/channels/channels.module';
-import { ChatCompletionsModule } from 'src/modules/chat-completions/chat-completions.module';
+import { RelayModule } from 'src/modules/relay/relay.module';
 import { MessageTokenCounter } from 'src/modules/messages/message-token-counter.service';
 import { MessagesController } from 'src/modules/messages/messages.controller';
 import { MessagesService } from 'src/modules/messages/messages.service';
@@ -8,7 +8,7 @@ import { ModelsModule } from 'src/modules/models/models.module';
 import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
 
 @Module({
-  imports: [ChatCompletionsModule, ModelsModule, ChannelsModule, RateLimitsModule],
+  imports: [RelayModule, ModelsModule, ChannelsModule, RateLimitsModule],
   controllers: [MessagesController],
   providers: [MessagesService, MessageTokenCounter],
 })

@@ -3,13 +3,9 @@ import { FastifyReply } from 'fastify';
 import { ApiKeyPrincipal } from 'src/common/decorators/auth.decorators';
 import { ApiError } from 'src/common/errors/api-error';
 import { MeteredStatus, withMorePromptTokens } from 'src/modules/billing/metering.types';
-import { ChatCompletionsService } from 'src/modules/chat-completions/chat-completions.service';
-import {
-  admitChatRequest,
-  ChatAdmission,
-  CompletionAdmission,
-  RequestValidator,
-} from 'src/modules/chat-completions/completion-admission.service';
+import { CompletionRelay } from 'src/modules/relay/completion-relay.service';
+import { CompletionAdmission, RequestValidator } from 'src/modules/relay/admission/completion-admission.service';
+import { admitChatRequest, ChatAdmission } from 'src/modules/relay/chat-request/chat-admission';
 import { anthropicHeaders } from 'src/modules/messages/anthropic-pass-through';
 import { MessagesReplyFormat } from 'src/modules/messages/messages-reply.format';
 import { messagesParam, replayedThinkingTokens, translateMessagesRequest } from 'src/modules/messages/messages-request';
@@ -27,7 +23,7 @@ type Headers = Record<string, string | string[] | undefined>;
 export class MessagesService {
   constructor(
     private readonly admission: CompletionAdmission,
-    private readonly chat: ChatCompletionsService,
+    private readonly relay: CompletionRelay,
   ) {}
 
   async create(
@@ -43,7 +39,7 @@ export class MessagesService {
         principal,
         { body: chatBody, id: request.id },
         reply,
-        (admitted) => this.chat.complete(admitted, reply, format),
+        (admitted) => this.relay.complete(admitted, reply, format),
         holdingPassedThinking(replayedThinkingTokens(client.body)),
       );
     } catch (error) {

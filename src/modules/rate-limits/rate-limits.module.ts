@@ -9,13 +9,11 @@ import { RateLimitPolicy } from 'src/modules/rate-limits/rate-limit-policy.servi
 import { RateLimitsRepository } from 'src/modules/rate-limits/rate-limits.repository';
 import { RateLimitsService } from 'src/modules/rate-limits/rate-limits.service';
 import { RedisThrottlerStorage } from 'src/modules/rate-limits/redis-throttler.storage';
-import { RequestRateLimiter } from 'src/modules/rate-limits/request-rate-limiter.service';
-import { TokenRateLimiter } from 'src/modules/rate-limits/token-rate-limiter.service';
 
 /**
- * Every limit a request meets: requests and tokens per minute (shared across processes in Redis),
- * this process's concurrency cap, the per-account overrides an operator sets, and the Redis windows
- * the console's login throttle counts in.
+ * Every limit a request meets, as data the relay's admission counts against (RateLimitPolicy:
+ * requests and tokens per minute, the per-account overrides an operator sets), this process's
+ * concurrency cap, and the Redis windows the console's login throttle counts in.
  */
 @Module({
   imports: [TypeOrmModule.forFeature([AccountRateLimitEntity]), AccountsModule],
@@ -26,17 +24,8 @@ import { TokenRateLimiter } from 'src/modules/rate-limits/token-rate-limiter.ser
     RateLimitPolicy,
     RedisThrottlerStorage,
     LimiterFailurePolicy,
-    RequestRateLimiter,
-    TokenRateLimiter,
     ConcurrencyLimiter,
   ],
-  exports: [
-    RateLimitPolicy,
-    RedisThrottlerStorage,
-    LimiterFailurePolicy,
-    RequestRateLimiter,
-    TokenRateLimiter,
-    ConcurrencyLimiter,
-  ],
+  exports: [RateLimitPolicy, RedisThrottlerStorage, LimiterFailurePolicy, ConcurrencyLimiter],
 })
 export class RateLimitsModule {}

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { isRecord } from 'src/modules/chat-completions/upstream/provider-adapter';
+import { isRecord } from 'src/modules/relay/upstream/provider-adapter';
 import { ResponseEcho } from 'src/modules/responses/responses-request';
 
 type Json = Record<string, unknown>;

@@ -1,4 +1,4 @@
-import { isRecord } from 'src/modules/chat-completions/upstream/provider-adapter';
+import { isRecord } from 'src/modules/relay/upstream/provider-adapter';
 import {
   functionCallItem,
   messageItem,

@@ -1,4 +1,4 @@
-import { ReplyFormat, StreamWriter } from 'src/modules/chat-completions/reply-format';
+import { ReplyFormat, StreamWriter } from 'src/modules/relay/reply-format';
 import { completionToResponse } from 'src/modules/responses/responses-answer';
 import { ResponseEcho } from 'src/modules/responses/responses-request';
 import { ResponsesStreamWriter } from 'src/modules/responses/responses-stream';

@@ -1,7 +1,7 @@
 import { ErrorBody } from 'src/common/errors/api-error';
-import { StreamWriter } from 'src/modules/chat-completions/reply-format';
-import { isRecord } from 'src/modules/chat-completions/upstream/provider-adapter';
-import { eventData } from 'src/modules/chat-completions/upstream/sse-event-splitter';
+import { StreamWriter } from 'src/modules/relay/reply-format';
+import { isRecord } from 'src/modules/relay/upstream/provider-adapter';
+import { eventData } from 'src/modules/relay/upstream/sse-event-splitter';
 import {
   functionCallItem,
   messageItem,

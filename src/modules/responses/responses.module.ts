@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { ChatCompletionsModule } from 'src/modules/chat-completions/chat-completions.module';
+import { RelayModule } from 'src/modules/relay/relay.module';
 import { ConversationsController } from 'src/modules/responses/conversations.controller';
 import { ResponsesController } from 'src/modules/responses/responses.controller';
 import { ResponsesService } from 'src/modules/responses/responses.service';
@@ -7,7 +7,7 @@ import { StoredResponsesRepository } from 'src/modules/responses/stored/stored-r
 import { StoredResponses } from 'src/modules/responses/stored/stored-responses.service';
 
 @Module({
-  imports: [ChatCompletionsModule],
+  imports: [RelayModule],
   controllers: [ResponsesController, ConversationsController],
   providers: [ResponsesService, StoredResponses, StoredResponsesRepository],
 })

@@ -1,7 +1,7 @@
 import { FastifyReply } from 'fastify';
 import { ApiKeyPrincipal } from 'src/common/decorators/auth.decorators';
-import { ChatCompletionsService } from 'src/modules/chat-completions/chat-completions.service';
-import { CompletionAdmission } from 'src/modules/chat-completions/completion-admission.service';
+import { CompletionRelay } from 'src/modules/relay/completion-relay.service';
+import { CompletionAdmission } from 'src/modules/relay/admission/completion-admission.service';
 import { ResponsesReplyFormat } from 'src/modules/responses/responses-reply.format';
 import { ResponsesService } from 'src/modules/responses/responses.service';
 import { StoredResponses } from 'src/modules/responses/stored/stored-responses.service';
@@ -18,7 +18,7 @@ const KEPT = {
 
 function setUp(keeping = true) {
   const admission = mockOf(CompletionAdmission);
-  const chat = mockOf(ChatCompletionsService);
+  const chat = mockOf(CompletionRelay);
   const stored = mockOf(StoredResponses);
   Object.defineProperty(stored, 'enabled', { value: keeping });
   stored.resolveReferences.mockImplementation((_account, input) =>

@@ -4,9 +4,10 @@ import { ApiKeyPrincipal } from 'src/common/decorators/auth.decorators';
 import { ApiError } from 'src/common/errors/api-error';
 import { withFields } from 'src/common/with-fields';
 import { MeteredStatus } from 'src/modules/billing/metering.types';
-import { ChatCompletionsService } from 'src/modules/chat-completions/chat-completions.service';
-import { CompletionAdmission } from 'src/modules/chat-completions/completion-admission.service';
-import { isRecord } from 'src/modules/chat-completions/upstream/provider-adapter';
+import { CompletionRelay } from 'src/modules/relay/completion-relay.service';
+import { CompletionAdmission } from 'src/modules/relay/admission/completion-admission.service';
+import { admitChatRequest } from 'src/modules/relay/chat-request/chat-admission';
+import { isRecord } from 'src/modules/relay/upstream/provider-adapter';
 import { ResponsesReplyFormat } from 'src/modules/responses/responses-reply.format';
 import { responsesParam, translateResponsesRequest } from 'src/modules/responses/responses-request';
 import { StoredResponses } from 'src/modules/responses/stored/stored-responses.service';
@@ -22,7 +23,7 @@ import { StoredResponses } from 'src/modules/responses/stored/stored-responses.s
 export class ResponsesService {
   constructor(
     private readonly admission: CompletionAdmission,
-    private readonly chat: ChatCompletionsService,
+    private readonly relay: CompletionRelay,
     private readonly stored: StoredResponses,
   ) {}
 
@@ -35,8 +36,12 @@ export class ResponsesService {
       const body = await this.withReferencedItems(principal.accountId, request.body);
       const { chatBody, echo } = translateResponsesRequest(body, this.stored.enabled);
       const format = new ResponsesReplyFormat(echo);
-      const status = await this.admission.run(principal, { body: chatBody, id: request.id }, reply, (admitted) =>
-        this.chat.complete(admitted, reply, format),
+      const status = await this.admission.run(
+        principal,
+        { body: chatBody, id: request.id },
+        reply,
+        (admitted) => this.relay.complete(admitted, reply, format),
+        admitChatRequest,
       );
       if (echo.store && format.finished) {
         // After the answer's last byte, and not awaited: keeping it never delays or fails the request.

@@ -1,5 +1,5 @@
-import { OpenAiStreamDialect, OpenAiStreamTranslator } from 'src/modules/chat-completions/upstream/openai.adapter';
-import { isRecord, UpstreamRequest } from 'src/modules/chat-completions/upstream/provider-adapter';
+import { OpenAiStreamDialect, OpenAiStreamTranslator } from 'src/modules/relay/upstream/openai.adapter';
+import { isRecord, UpstreamRequest } from 'src/modules/relay/upstream/provider-adapter';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 import { TextCompletionRequest } from 'src/modules/text-completions/text-completion-request.validator';
 import { withFields } from 'src/common/with-fields';

@@ -1,7 +1,7 @@
 import { ApiError } from 'src/common/errors/api-error';
-import { checkStop, checkStreamOptions, isAbsent, isObject, Json } from 'src/modules/chat-completions/request-checks';
+import { checkStop, checkStreamOptions, isAbsent, isObject, Json } from 'src/modules/relay/chat-request/request-checks';
 import { estimateEmbeddingTokens } from 'src/modules/billing/token-estimator';
-import { ValidatedRequest } from 'src/modules/chat-completions/completion-admission.service';
+import { ValidatedRequest } from 'src/modules/relay/admission/completion-admission.service';
 import { CatalogModel, CatalogRoute } from 'src/modules/models/catalog.service';
 import { MODEL_KIND_NAMES, MODEL_KIND_ROUTES } from 'src/modules/models/model.entity';
 import {

@@ -3,7 +3,7 @@ import { ApiBody, ApiExtraModels, ApiOkResponse, ApiTags, getSchemaPath } from '
 import { FastifyReply } from 'fastify';
 import { ApiKeyAuth, AuthenticatedRequest, AuthKind } from 'src/common/decorators/auth.decorators';
 import { MeteredStatus } from 'src/modules/billing/metering.types';
-import { CompletionAdmission } from 'src/modules/chat-completions/completion-admission.service';
+import { CompletionAdmission } from 'src/modules/relay/admission/completion-admission.service';
 import { TextCompletionDto, TextCompletionRequestDto } from 'src/modules/text-completions/dto/text-completion.dto';
 import {
   TextCompletionAdmission,

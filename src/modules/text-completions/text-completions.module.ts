@@ -1,11 +1,11 @@
 import { Module } from '@nestjs/common';
-import { ChatCompletionsModule } from 'src/modules/chat-completions/chat-completions.module';
+import { RelayModule } from 'src/modules/relay/relay.module';
 import { TextCompletionsController } from 'src/modules/text-completions/text-completions.controller';
 import { TextCompletionsService } from 'src/modules/text-completions/text-completions.service';
 
-/** The legacy POST /v1/completions, on the chat relay's admission, upstream pools and stream relay. */
+/** The legacy POST /v1/completions, on the relay's admission, upstream pools and stream relay. */
 @Module({
-  imports: [ChatCompletionsModule],
+  imports: [RelayModule],
   controllers: [TextCompletionsController],
   providers: [TextCompletionsService],
 })

@@ -6,15 +6,15 @@ import { metrics } from 'src/common/metrics/metrics';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { MeteredResult, MeteredStatus } from 'src/modules/billing/metering.types';
 import { countCompletionTokens } from 'src/modules/billing/token-estimator';
-import { Admitted } from 'src/modules/chat-completions/completion-admission.service';
-import { CHAT_REPLY_FORMAT } from 'src/modules/chat-completions/reply-format';
-import { orderRoutes } from 'src/modules/chat-completions/route-order';
-import { relayStream } from 'src/modules/chat-completions/stream-relay';
-import { readJsonBounded } from 'src/modules/chat-completions/upstream/bounded-body';
-import { OpenAiAdapter } from 'src/modules/chat-completions/upstream/openai.adapter';
-import { usageFrom, wireUsage } from 'src/modules/chat-completions/upstream/provider-adapter';
-import { failedAnswer, finalError, RouteFailure } from 'src/modules/chat-completions/route-failure';
-import { UpstreamBody, UpstreamClient } from 'src/modules/chat-completions/upstream/upstream-client';
+import { Admitted } from 'src/modules/relay/admission/completion-admission.service';
+import { CHAT_REPLY_FORMAT } from 'src/modules/relay/reply-format';
+import { orderRoutes } from 'src/modules/relay/route-order';
+import { relayStream } from 'src/modules/relay/stream-relay';
+import { readJsonBounded } from 'src/modules/relay/upstream/bounded-body';
+import { OpenAiAdapter } from 'src/modules/relay/upstream/openai.adapter';
+import { usageFrom, wireUsage } from 'src/modules/relay/upstream/provider-adapter';
+import { failedAnswer, finalError, RouteFailure } from 'src/modules/relay/route-failure';
+import { UpstreamBody, UpstreamClient } from 'src/modules/relay/upstream/upstream-client';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 import {
   choicesText,

@@ -8,7 +8,7 @@ import {
   MessageRole,
   REQUEST_FIELDS,
   SERVICE_TIERS,
-} from 'src/modules/chat-completions/chat-request.contract';
+} from 'src/modules/relay/chat-request/chat-request.contract';
 import {
   AudioContentPartDto,
   FileContentPartDto,
@@ -16,6 +16,7 @@ import {
   RefusalContentPartDto,
   TextContentPartDto,
 } from 'src/modules/chat-completions/dto/content-part.dto';
+import { StreamOptionsDto, UsageDto } from 'src/modules/relay/dto/usage.dto';
 
 // These classes document the wire format for OpenAPI only. The body is validated by
 // validateChatRequest (exact `param` names, no stripping) because fields the gateway does not know
@@ -84,11 +85,6 @@ export class ChatMessageDto {
     description: 'The legacy form of tool_calls, relayed as sent',
   })
   function_call?: object;
-}
-
-export class StreamOptionsDto {
-  @ApiPropertyOptional({ example: true, description: 'Send a last chunk with `usage` before [DONE]' })
-  include_usage?: boolean;
 }
 
 @ApiSchema({
@@ -173,37 +169,6 @@ export class ChatCompletionRequestDto {
     description: 'End-user identifier, used for monitoring and rate limiting',
   })
   user?: string;
-}
-
-export class UsageDto {
-  @ApiProperty({ example: 8 })
-  prompt_tokens: number;
-
-  @ApiProperty({ example: 5 })
-  completion_tokens: number;
-
-  @ApiProperty({ example: 13 })
-  total_tokens: number;
-
-  @ApiPropertyOptional({
-    type: 'object',
-    properties: { cached_tokens: { type: 'integer' } },
-    example: { cached_tokens: 0 },
-    description:
-      "Of prompt_tokens, those the upstream read from its cache (billed at the model's cached price). " +
-      'Present when the upstream reports it (OpenAI, Anthropic, Gemini).',
-  })
-  prompt_tokens_details?: { cached_tokens: number };
-
-  @ApiPropertyOptional({
-    type: 'object',
-    properties: { reasoning_tokens: { type: 'integer' } },
-    example: { reasoning_tokens: 0 },
-    description:
-      'Of completion_tokens, those spent reasoning (billed as completion tokens). Present when the upstream ' +
-      'reports it (OpenAI, Gemini); Anthropic does not count thinking apart.',
-  })
-  completion_tokens_details?: { reasoning_tokens: number };
 }
 
 export class AssistantMessageDto {

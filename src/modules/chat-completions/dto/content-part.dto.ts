@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { ContentPartType } from 'src/modules/chat-completions/chat-request.contract';
+import { ContentPartType } from 'src/modules/relay/chat-request/chat-request.contract';
 
 // The content parts of a request message (docs/compatibility.md), one schema per type of the request contract.
 

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { REQUEST_FIELDS } from 'src/modules/chat-completions/chat-request.contract';
+import { REQUEST_FIELDS } from 'src/modules/relay/chat-request/chat-request.contract';
 import {
   ENCODING_FORMATS,
   EncodingFormat,

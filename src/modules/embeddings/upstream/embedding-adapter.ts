@@ -1,5 +1,5 @@
 import { TokenUsage } from 'src/modules/billing/metering.types';
-import { UpstreamErrorDetails, UpstreamRequest } from 'src/modules/chat-completions/upstream/provider-adapter';
+import { UpstreamErrorDetails, UpstreamRequest } from 'src/modules/relay/upstream/provider-adapter';
 import { EmbeddingRequest } from 'src/modules/embeddings/embedding-request.validator';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 

@@ -1,9 +1,5 @@
-import { GeminiAdapter } from 'src/modules/chat-completions/upstream/gemini.adapter';
-import {
-  isRecord,
-  UpstreamErrorDetails,
-  UpstreamRequest,
-} from 'src/modules/chat-completions/upstream/provider-adapter';
+import { GeminiAdapter } from 'src/modules/relay/upstream/gemini.adapter';
+import { isRecord, UpstreamErrorDetails, UpstreamRequest } from 'src/modules/relay/upstream/provider-adapter';
 import { EmbeddingRequest } from 'src/modules/embeddings/embedding-request.validator';
 import {
   EmbeddingAdapter,

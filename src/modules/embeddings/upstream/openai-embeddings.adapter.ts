@@ -1,10 +1,6 @@
 import { TokenUsage } from 'src/modules/billing/metering.types';
-import { OpenAiAdapter } from 'src/modules/chat-completions/upstream/openai.adapter';
-import {
-  isRecord,
-  UpstreamErrorDetails,
-  UpstreamRequest,
-} from 'src/modules/chat-completions/upstream/provider-adapter';
+import { OpenAiAdapter } from 'src/modules/relay/upstream/openai.adapter';
+import { isRecord, UpstreamErrorDetails, UpstreamRequest } from 'src/modules/relay/upstream/provider-adapter';
 import { EmbeddingRequest } from 'src/modules/embeddings/embedding-request.validator';
 import {
   EmbeddingAdapter,

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema, SchemaObject } from '@nestjs/swagger';
-import { REQUEST_FIELDS } from 'src/modules/chat-completions/chat-request.contract';
+import { REQUEST_FIELDS } from 'src/modules/relay/chat-request/chat-request.contract';
 
 // These classes document the wire format for OpenAPI only. The body is validated and translated by
 // translateResponsesRequest (exact `param` names), then validated again as the chat body it becomes.

@@ -5,7 +5,7 @@ import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { LOGGER } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
-import { isRecord } from 'src/modules/chat-completions/upstream/provider-adapter';
+import { isRecord } from 'src/modules/relay/upstream/provider-adapter';
 import { StoredResponsesRepository } from 'src/modules/responses/stored/stored-responses.repository';
 
 type Json = Record<string, unknown>;

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { StreamOptionsDto, UsageDto } from 'src/modules/chat-completions/dto/chat-completion.dto';
+import { StreamOptionsDto, UsageDto } from 'src/modules/relay/dto/usage.dto';
 import {
   MAX_PROMPTS,
   MAX_TOKEN_ID,

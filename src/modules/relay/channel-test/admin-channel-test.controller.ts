@@ -1,0 +1,24 @@
+import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { AdminAuth } from 'src/common/decorators/auth.decorators';
+import { channelIdParam } from 'src/common/http/params';
+import { ChannelTestDto, ChannelTestResultDto } from 'src/modules/channels/dto/channel.dto';
+import { ChannelTestService } from 'src/modules/relay/channel-test/channel-test.service';
+
+/** Beside the relay rather than in the channels module: a test speaks to the upstream through the same adapters. */
+@ApiTags('admin')
+@AdminAuth()
+@Controller('admin/channels')
+export class AdminChannelTestController {
+  constructor(private readonly service: ChannelTestService) {}
+
+  @Post(':channelId/test')
+  @HttpCode(200)
+  @ApiOkResponse({ type: ChannelTestResultDto })
+  testChannel(
+    @Param('channelId', channelIdParam()) channelId: string,
+    @Body() dto: ChannelTestDto,
+  ): Promise<ChannelTestResultDto> {
+    return this.service.test(channelId, dto);
+  }
+}
