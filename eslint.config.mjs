@@ -17,6 +17,9 @@ export default tseslint.config(
       'bench-results/**',
       'eslint.config.mjs',
       'jest.config.js',
+      // dependency-cruiser's configuration and the layer table's reader it requires (CommonJS, outside the TS project).
+      '.dependency-cruiser.cjs',
+      'tools/lint/*.cjs',
     ],
   },
   eslint.configs.recommended,

@@ -1,16 +1,16 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata, UseInterceptors } from '@nestjs/common';
 import { ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
-import { AuthenticatedRequest, AuthKind, Principal } from 'src/common/decorators/principal';
+import { AuthenticatedRequest, AuthKind, Principal } from 'src/common/http/principal';
 import { AdminAuditInterceptor } from 'src/common/interceptors/admin-audit.interceptor';
 
-export { AuthKind } from 'src/common/decorators/principal';
+export { AuthKind } from 'src/common/http/principal';
 export type {
   AdminPrincipal,
   ApiKeyPrincipal,
   AuthenticatedRequest,
   ConsolePrincipal,
   Principal,
-} from 'src/common/decorators/principal';
+} from 'src/common/http/principal';
 
 export const AUTH_KIND = 'gateway:auth-kind';
 

@@ -2,7 +2,7 @@ import { CallHandler, ExecutionContext, HttpStatus, Injectable, NestInterceptor 
 import { HTTP_CODE_METADATA } from '@nestjs/common/constants';
 import { Reflector } from '@nestjs/core';
 import { catchError, from, mergeMap, Observable } from 'rxjs';
-import { AuthenticatedRequest, AuthKind } from 'src/common/decorators/principal';
+import { AuthenticatedRequest, AuthKind } from 'src/common/http/principal';
 import { ApiError } from 'src/common/errors/api-error';
 
 /** What the interceptor knows of an admin change before it runs. */

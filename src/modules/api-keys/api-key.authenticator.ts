@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Logger } from 'pino';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { ApiKeyPrincipal, AuthKind } from 'src/common/decorators/auth.decorators';
-import { GroupTerms } from 'src/common/decorators/principal';
+import { GroupTerms } from 'src/common/http/principal';
 import { LOGGER } from 'src/common/logging/logger';
 import { InvalidationBus, InvalidationTopic } from 'src/common/redis/invalidation-bus';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { GroupTerms } from 'src/common/decorators/principal';
+import { GroupTerms } from 'src/common/http/principal';
 import { multiplierPpmOf } from 'src/common/money/price-multiplier';
 import { ApiKeyEntity, ApiKeyStatus } from 'src/modules/api-keys/api-key.entity';
 import { Not, Repository } from 'typeorm';

@@ -1,6 +1,6 @@
 import { bigintTransformer } from 'src/common/database/bigint.transformer';
 import { ChannelEntity } from 'src/modules/channels/channel.entity';
-import { ModelEntity } from 'src/modules/models/model.entity';
+import type { ModelEntity } from 'src/modules/models/model.entity';
 import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 
 /** One way to serve a model: a channel and the model's name at that upstream. */
@@ -35,7 +35,9 @@ export class ModelRouteEntity {
   @Column({ name: 'cost_cache_write_input_price', type: 'bigint', nullable: true, transformer: bigintTransformer })
   costCacheWriteInputPrice: bigint | null;
 
-  @ManyToOne(() => ModelEntity, (model) => model.routes, { onDelete: 'CASCADE' })
+  // Named, not imported: model.entity.ts imports this file for its `routes`, and a value import back would
+  // make the two files load each other.
+  @ManyToOne('ModelEntity', 'routes', { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'model_id', foreignKeyConstraintName: 'model_routes_model_id_fkey' })
   model?: ModelEntity;
 
