@@ -7,7 +7,7 @@ import { AccountAdminService } from 'src/modules/account-admin/account-admin.ser
 import { AccountDetailDto, AdminAccountDto, SuspensionDto } from 'src/modules/account-admin/dto/account-detail.dto';
 import { TopupPageDto, TopupPageQueryDto } from 'src/modules/payments/dto/topup.dto';
 import {
-  BillPageDto,
+  OperatorBillPageDto,
   BillsQueryDto,
   LedgerPageDto,
   UsageListDto,
@@ -41,8 +41,8 @@ export class AdminAccountDetailController {
   }
 
   @Get('bills')
-  @ApiOkResponse({ type: BillPageDto })
-  getAccountBills(@accountId() id: string, @Query() query: BillsQueryDto): Promise<BillPageDto> {
+  @ApiOkResponse({ type: OperatorBillPageDto })
+  getAccountBills(@accountId() id: string, @Query() query: BillsQueryDto): Promise<OperatorBillPageDto> {
     return this.service.billsOf(id, query);
   }
 

@@ -46,7 +46,11 @@ const counted = { requests: { refusedBy: -1, hits: 1, resetMs: 60_000 }, tokens:
 function fakeReply() {
   const raw = Object.assign(new EventEmitter(), { destroyed: false, writableFinished: false });
   const headers: Record<string, string> = {};
-  const reply = { raw, headers: jest.fn((more: Record<string, string>) => Object.assign(headers, more)) };
+  const reply = {
+    raw,
+    request: { headers: { 'x-request-id': 'client-1' } },
+    headers: jest.fn((more: Record<string, string>) => Object.assign(headers, more)),
+  };
   return { reply: reply as unknown as FastifyReply, raw, headers };
 }
 
@@ -86,7 +90,9 @@ describe(CompletionAdmission.name, () => {
     expect(deps(RequestRateLimiter).windows).toHaveBeenCalledWith(scope, limits);
     const [, , estimate] = deps(TokenRateLimiter).windows.mock.calls[0];
     const [metered, counters] = deps(MeteringService).admit.mock.calls[0];
-    expect(metered).toMatchObject({ requestId: 'req_1', accountId: 'acct', keyId: 'key', model });
+    // Ours keys the bill; the client's own X-Request-Id rides along beside it.
+    expect(metered).toMatchObject({ requestId: 'req_1', clientRequestId: 'client-1', accountId: 'acct', keyId: 'key' });
+    expect(admitted.trace).toMatchObject({ id: 'req_1', clientId: 'client-1' });
     // The windows are counted in the hold's own step, and their verdict read from its counts.
     expect(counters?.windows).toEqual({ requests: requestWindows, tokens: { ...tokenWindows, amount: estimate } });
     expect(deps(RequestRateLimiter).verdict).toHaveBeenCalledWith(

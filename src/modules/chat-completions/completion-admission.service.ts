@@ -21,6 +21,9 @@ import { EffectiveLimits, RateLimitPolicy } from 'src/modules/rate-limits/rate-l
 import { LimitScope, RequestRateLimiter, RequestWindows } from 'src/modules/rate-limits/request-rate-limiter.service';
 import { TokenAdmission, TokenRateLimiter } from 'src/modules/rate-limits/token-rate-limiter.service';
 import { CancelSignal } from 'src/common/http/cancel-signal';
+import { clientRequestIdOf, RequestTrace } from 'src/common/http/request-trace';
+import { LOGGER } from 'src/common/logging/logger';
+import { Logger } from 'pino';
 
 /** What a route's validator step hands the admission: the model asked for and the most the upstream can bill. */
 export interface ValidatedRequest {
@@ -52,6 +55,8 @@ export type Admitted<V extends ValidatedRequest> = V & {
   meter: CompletionMeter;
   /** Aborts when the client hangs up or the request's deadline passes; its reason is the error to answer. */
   signal: CancelSignal;
+  /** Our id, the client's, and the logger that stamps them on every line. */
+  trace: RequestTrace;
   /** The relay failed: the hold and the counted tokens go back, unless usage was recorded. */
   giveBack(): Promise<void>;
   /** The relay is over, whatever its outcome: the slot and the deadline go. */
@@ -90,6 +95,7 @@ export class CompletionAdmission {
     private readonly policy: RateLimitPolicy,
     @Inject(REDIS) private readonly redis: RedisClient,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   /**
@@ -173,7 +179,8 @@ export class CompletionAdmission {
     // From here on a hang-up (or the deadline) frees the slot, the queue place and the upstream call at once.
     const lifetime = new RequestLifetime(reply.raw, this.config.relay.maxRequestMs);
     const setHeaders = (headers: Record<string, string>) => void reply.headers(headers);
-    const counted = await this.count(scope, limits, held, { principal, requestId, model }, setHeaders).catch(
+    const trace = new RequestTrace(requestId, clientRequestIdOf(reply.request.headers), this.logger);
+    const counted = await this.count(scope, limits, held, { principal, trace, model }, setHeaders).catch(
       (error: unknown) => {
         lifetime.end();
         throw error;
@@ -202,6 +209,7 @@ export class CompletionAdmission {
       limits,
       meter,
       signal: lifetime.signal,
+      trace,
       giveBack,
       release: () => {
         lifetime.end();
@@ -221,7 +229,7 @@ export class CompletionAdmission {
     scope: LimitScope,
     limits: EffectiveLimits,
     held: HeldTokens,
-    request: { principal: ApiKeyPrincipal; requestId: string; model: CatalogModel },
+    request: { principal: ApiKeyPrincipal; trace: RequestTrace; model: CatalogModel },
     setHeaders: (headers: Record<string, string>) => void,
   ): Promise<Counted> {
     const requestWindows = this.requestLimiter.windows(scope, limits);
@@ -249,7 +257,7 @@ export class CompletionAdmission {
     scope: LimitScope,
     limits: EffectiveLimits,
     held: HeldTokens,
-    request: { principal: ApiKeyPrincipal; requestId: string; model: CatalogModel },
+    request: { principal: ApiKeyPrincipal; trace: RequestTrace; model: CatalogModel },
     counting: {
       requestWindows?: RequestWindows;
       setHeaders?: (headers: Record<string, string>) => void;
@@ -258,14 +266,15 @@ export class CompletionAdmission {
       final: boolean;
     },
   ): Promise<Counted> {
-    const { principal, requestId, model } = request;
+    const { principal, trace, model } = request;
     const { requestWindows, setHeaders, progress, final } = counting;
     const tokenWindows = this.tokenLimiter.windows(scope, limits, held.promptTokens + held.completionTokens);
     // Usage is recorded long after admission; by then the token admission is known.
     const admitted: { tokens?: TokenAdmission } = {};
     const actual = (usage: TokenUsage) => usage.promptTokens + usage.completionTokens;
     const metered = {
-      requestId,
+      requestId: trace.id,
+      clientRequestId: trace.clientId,
       accountId: principal.accountId,
       keyId: principal.keyId,
       keySpendLimit: principal.spendLimit,
