@@ -7,6 +7,7 @@ import { toApiError } from 'src/common/filters/all-exceptions.filter';
 import { errorLogFields } from 'src/common/filters/error-log-fields';
 import { bodyLimitFor, discardUnreadBody } from 'src/common/http/body-limits';
 import { errorAnswer, presentedAuthorization } from 'src/common/http/wire-format';
+import { clientRequestIdOf } from 'src/common/http/request-trace';
 import { AppConfig } from 'src/config/app-config';
 import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
 import { throttleAddress } from 'src/modules/auth/client-address';
@@ -76,6 +77,11 @@ export function registerEdgeHooks(
 
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header('x-request-id', request.id);
+    // Ours names the request (and its bill); the client's own id, when valid, is answered beside it.
+    const clientRequestId = clientRequestIdOf(request.headers);
+    if (clientRequestId !== null) {
+      void reply.header('x-client-request-id', clientRequestId);
+    }
     const { shutdown, inFlight, apiKeys } = edge();
     // `on`, not `once`: a response closes once, and `once`'s per-call wrapper kept every request's
     // objects alive past two scavenges (docs/performance.md, "The request path's small costs").

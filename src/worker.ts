@@ -8,7 +8,7 @@ import { WorkerModule } from 'src/worker.module';
 
 function main(): void {
   const config = loadConfigOrExit();
-  const logger = createLogger(config, 'worker');
+  const logger = createLogger(config, 'worker', { runsJobs: true });
   NestFactory.createApplicationContext(WorkerModule.forRoot(config, logger), { logger: new PinoNestLogger(logger) })
     .then((app) => {
       // Nest closes the queues on SIGTERM, letting running jobs finish before the process exits. Then it

@@ -82,6 +82,8 @@ describe('billing: what each completion costs', () => {
           cacheWriteTokens: 0,
           reasoningTokens: 0,
           cost: formatUsd(cost),
+          // The request sent no X-Request-Id of its own.
+          clientRequestId: null,
         },
       ]);
       const usageEntries = (await books.ledger(customer)).filter((entry) => entry.kind === 'usage');

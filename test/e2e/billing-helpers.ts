@@ -126,6 +126,7 @@ export interface Bill {
   cacheWriteTokens: number;
   reasoningTokens: number;
   cost: string;
+  clientRequestId: string | null;
 }
 
 export interface LedgerEntry {

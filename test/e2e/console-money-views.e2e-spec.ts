@@ -260,6 +260,7 @@ describe('console money views: usage, bills and ledger', () => {
       'completionTokens',
       'reasoningTokens',
       'cost',
+      'clientRequestId',
     ];
     const asRow = (bill: Bill) => [
       bill.requestId,
@@ -272,6 +273,8 @@ describe('console money views: usage, bills and ledger', () => {
       String(bill.completionTokens),
       String(bill.reasoningTokens),
       bill.cost,
+      // None of these requests sent an X-Request-Id of its own: an empty cell.
+      '',
     ];
 
     const all = await csvOf('limit=200');

@@ -55,6 +55,8 @@ interface ServerState {
   requests: ReceivedRequest[];
   recordRequests: number;
   sequence: number;
+  /** How many provider request ids were handed out. */
+  providerRequests: number;
 }
 
 interface MockControl {
@@ -566,6 +568,12 @@ function handleRequest(state: ServerState, req: IncomingMessage, res: ServerResp
     }
   }
   const dialect = matchDialect(method, path);
+  // Each provider's own request id, under its own header name (Gemini's API sends none), so a test can
+  // find it on the bill; every answer carries it, errors too, as the providers' do.
+  const idHeader = dialect === null ? 'x-request-id' : dialect.startsWith('anthropic') ? 'request-id' : null;
+  if (idHeader) {
+    res.setHeader(idHeader, `${dialect === null ? 'mockreq' : 'mockreq_ant'}_${++state.providerRequests}`);
+  }
   if (dialect) {
     if (!dialectAuthorized(dialect, req.headers)) {
       sendError(res, 401, 'Missing API key header.');
@@ -635,6 +643,7 @@ export function startMockUpstream(options: MockUpstreamOptions = {}): Promise<Mo
     requests: [],
     recordRequests: options.recordRequests ?? DEFAULT_RECORDED_REQUESTS,
     sequence: 0,
+    providerRequests: 0,
   };
   const server = createServer((req, res) => {
     let rawBody = '';

@@ -12,9 +12,10 @@ export interface CorsSurface {
   headers: string | null;
 }
 
-/** Response headers a page may read: the request id, retry hints, rate limits and the CSV cursor. */
+/** Response headers a page may read: the request ids, retry hints, rate limits and the CSV cursor. */
 const EXPOSED_HEADERS = [
   'x-request-id',
+  'x-client-request-id',
   'retry-after',
   'x-next-cursor',
   'x-ratelimit-limit-requests',

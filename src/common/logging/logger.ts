@@ -1,15 +1,22 @@
 import { LoggerService } from '@nestjs/common';
 import pino, { Logger } from 'pino';
 import { AppConfig } from 'src/config/app-config';
+import { jobLogFields } from 'src/common/logging/job-context';
 
 /**
  * One pino logger per process. Request and response bodies and keys are never passed to it; the
  * redaction paths are a second line of defence against a header object being logged by mistake.
  */
-export function createLogger(config: Pick<AppConfig, 'logLevel'>, service: string): Logger {
+export function createLogger(
+  config: Pick<AppConfig, 'logLevel'>,
+  service: string,
+  options: { runsJobs?: boolean } = {},
+): Logger {
   return pino({
     level: config.logLevel,
     base: { service },
+    // The worker: the running job's name and id on each line written during it (job-context.ts).
+    mixin: options.runsJobs ? jobLogFields : undefined,
     redact: { paths: ['*.authorization', '*.headers.authorization', '*.apiKey', '*.password'], censor: '[redacted]' },
   });
 }

@@ -46,6 +46,10 @@ export interface SettleCompletionPayload {
    * Absent in records of earlier versions.
    */
   recordedAtMs?: number;
+  /** The client's X-Request-Id, the provider's request id, the upstream's time to first byte: absent when unknown. */
+  clientRequestId?: string;
+  providerRequestId?: string;
+  firstByteMs?: number;
 }
 
 export type BillingJobPayloads = {

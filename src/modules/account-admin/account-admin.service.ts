@@ -46,7 +46,7 @@ export class AccountAdminService {
       // At most 366 rows from the daily rollup, whatever the account's traffic.
       this.usage.usage(accountId, Object.assign(new UsageQueryDto(), { from: firstOfMonthsAgo(MONTHS - 1) })),
       this.usage.ledger(accountId, firstPage(new PageQueryDto())),
-      this.usage.bills(accountId, firstPage(new BillsQueryDto())),
+      this.usage.operatorBills(accountId, firstPage(new BillsQueryDto())),
       this.topups.list(accountId, firstPage(new TopupPageQueryDto())),
     ]);
     const held = holds.reduce((sum, hold) => sum + hold.amount, 0n);
@@ -107,7 +107,7 @@ export class AccountAdminService {
   }
 
   billsOf(accountId: string, query: BillsQueryDto) {
-    return this.withAccount(accountId, () => this.usage.bills(accountId, query));
+    return this.withAccount(accountId, () => this.usage.operatorBills(accountId, query));
   }
 
   topupsOf(accountId: string, query: TopupPageQueryDto) {

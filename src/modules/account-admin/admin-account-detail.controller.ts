@@ -8,7 +8,7 @@ import { AccountDetailDto, AdminAccountDto, SuspensionDto } from 'src/modules/ac
 import { AccountGroupAssignmentDto } from 'src/modules/account-admin/dto/account-group.dto';
 import { TopupPageDto, TopupPageQueryDto } from 'src/modules/payments/dto/topup.dto';
 import {
-  BillPageDto,
+  OperatorBillPageDto,
   BillsQueryDto,
   LedgerPageDto,
   UsageListDto,
@@ -42,8 +42,8 @@ export class AdminAccountDetailController {
   }
 
   @Get('bills')
-  @ApiOkResponse({ type: BillPageDto })
-  getAccountBills(@accountId() id: string, @Query() query: BillsQueryDto): Promise<BillPageDto> {
+  @ApiOkResponse({ type: OperatorBillPageDto })
+  getAccountBills(@accountId() id: string, @Query() query: BillsQueryDto): Promise<OperatorBillPageDto> {
     return this.service.billsOf(id, query);
   }
 

@@ -1,5 +1,6 @@
 import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
 import { OnApplicationBootstrap } from '@nestjs/common';
+import { inJob } from 'src/common/logging/job-context';
 import { Job, Queue } from 'bullmq';
 import { BillingJob, BillingJobPayloads, QueueName } from 'src/common/queue/queue.constants';
 import { BalanceResyncService } from 'src/modules/billing/balance-resync.service';
@@ -58,7 +59,12 @@ export class BillingProcessor extends WorkerHost implements OnApplicationBootstr
     return settled;
   }
 
-  async process(job: Job<BillingJobPayloads[BillingJob], unknown, string>): Promise<unknown> {
+  /** Every line logged while the job runs carries its name and id. */
+  process(job: Job<BillingJobPayloads[BillingJob], unknown, string>): Promise<unknown> {
+    return inJob(job, () => this.run(job));
+  }
+
+  private async run(job: Job<BillingJobPayloads[BillingJob], unknown, string>): Promise<unknown> {
     const name = job.name as BillingJob;
     switch (name) {
       case BillingJob.SettleRecorded:

@@ -162,6 +162,9 @@ export class MeteringService implements BeforeApplicationShutdown {
       upstreamLatencyMs: result.upstreamLatencyMs,
       createdAt: isoTime(context.receivedAtMs),
       recordedAtMs: Date.now(),
+      clientRequestId: request.clientRequestId ?? undefined,
+      providerRequestId: result.providerRequestId ?? undefined,
+      firstByteMs: result.firstByteMs,
     };
     // The record leaves in this turn's write, before the answer's last bytes, which do not wait for
     // Redis's reply: the recorder retries a failed record, then settles it straight into Postgres.

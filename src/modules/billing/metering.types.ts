@@ -40,6 +40,8 @@ export function withMorePromptTokens(held: HeldTokens, promptTokens: number): He
 /** What billing needs to know of one request it meters: who pays, for which model, and the worst case held. */
 export interface MeteredRequest {
   requestId: string;
+  /** The client's own X-Request-Id, when it sent a valid one: kept on the bill beside ours. */
+  clientRequestId: string | null;
   accountId: string;
   keyId: string;
   /** The key's lifetime spend limit in nano-dollars (null: none), enforced in the same hold as the balance. */
@@ -70,6 +72,10 @@ export interface MeteredResult {
   /** Tokens of the completion text the client received (an upper bound), for when the upstream gave no usage. */
   deliveredTokens: () => number;
   upstreamLatencyMs: number;
+  /** The provider's own id of the attempt that answered, when it sent one (UpstreamResponse.providerRequestId). */
+  providerRequestId?: string | null;
+  /** Milliseconds from sending that attempt to its answer's first byte (its head). */
+  firstByteMs?: number;
 }
 
 /**

@@ -91,10 +91,10 @@ export class SettlementRepository {
     await manager.query(
       `INSERT INTO usage_records (request_id, account_id, key_id, model_id, channel_id, prompt_tokens, completion_tokens,
          cached_tokens, cache_write_tokens, reasoning_tokens, cost, charged, usage_source, status, upstream_latency_ms,
-         created_at)
+         created_at, client_request_id, provider_request_id, first_byte_ms)
        SELECT * FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::int[], $7::int[],
          $8::int[], $9::int[], $10::int[], $11::bigint[], $12::bigint[], $13::text[], $14::text[], $15::int[],
-         $16::timestamptz[])`,
+         $16::timestamptz[], $17::text[], $18::text[], $19::int[])`,
       [
         payloads.map((p) => p.requestId),
         payloads.map((p) => p.accountId),
@@ -112,6 +112,9 @@ export class SettlementRepository {
         payloads.map((p) => p.status),
         payloads.map((p) => p.upstreamLatencyMs),
         payloads.map((p) => p.createdAt),
+        payloads.map((p) => p.clientRequestId ?? null),
+        payloads.map((p) => p.providerRequestId ?? null),
+        payloads.map((p) => p.firstByteMs ?? null),
       ],
     );
   }

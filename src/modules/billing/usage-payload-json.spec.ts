@@ -24,6 +24,9 @@ function payload(overrides: Partial<SettleCompletionPayload> = {}): SettleComple
     upstreamLatencyMs: 87,
     createdAt: '2026-11-30T00:41:07.123Z',
     recordedAtMs: 1_795_999_267_456,
+    clientRequestId: 'app-7:Trace_42',
+    providerRequestId: 'req_abc',
+    firstByteMs: 240,
   };
   return Object.assign(base, overrides);
 }
@@ -53,6 +56,9 @@ describe('usagePayloadJson', () => {
       cacheWriteTokens: undefined,
       reasoningTokens: undefined,
       recordedAtMs: undefined,
+      clientRequestId: undefined,
+      providerRequestId: undefined,
+      firstByteMs: undefined,
     });
     expect(usagePayloadJson(bare)).toBe(JSON.stringify(bare));
     expect(Object.keys(JSON.parse(usagePayloadJson(bare)) as object)).not.toContain('cachedTokens');
@@ -61,6 +67,8 @@ describe('usagePayloadJson', () => {
   it('escapes any text a client or an operator could have put in an id', () => {
     for (const strange of STRANGE_TEXTS) {
       const record = payload({ requestId: strange, modelId: strange, channelId: strange, keyId: strange });
+      record.clientRequestId = strange;
+      record.providerRequestId = strange;
       expect(usagePayloadJson(record)).toBe(JSON.stringify(record));
     }
   });
@@ -88,6 +96,9 @@ describe('usagePayloadJson', () => {
         usageSource: pick(['upstream', 'estimated'] as const),
         status: pick(['completed', 'client_aborted', 'upstream_broken'] as const),
         recordedAtMs: pick([undefined, Date.now()]),
+        clientRequestId: pick([undefined, 'client-1']),
+        providerRequestId: pick([undefined, pick(STRANGE_TEXTS)]),
+        firstByteMs: pick([undefined, 0, 240]),
       });
       expect(usagePayloadJson(record)).toBe(JSON.stringify(record));
     }

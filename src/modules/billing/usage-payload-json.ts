@@ -55,6 +55,15 @@ export function usagePayloadJson(usage: SettleCompletionPayload): string {
   if (usage.recordedAtMs !== undefined) {
     json += `,"recordedAtMs":${num(usage.recordedAtMs)}`;
   }
+  if (usage.clientRequestId !== undefined) {
+    json += `,"clientRequestId":${text(usage.clientRequestId)}`;
+  }
+  if (usage.providerRequestId !== undefined) {
+    json += `,"providerRequestId":${text(usage.providerRequestId)}`;
+  }
+  if (usage.firstByteMs !== undefined) {
+    json += `,"firstByteMs":${num(usage.firstByteMs)}`;
+  }
   return `${json}}`;
 }
 
@@ -80,4 +89,7 @@ export const USAGE_PAYLOAD_FIELDS: Record<keyof SettleCompletionPayload, true> =
   upstreamLatencyMs: true,
   createdAt: true,
   recordedAtMs: true,
+  clientRequestId: true,
+  providerRequestId: true,
+  firstByteMs: true,
 };

@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { FastifyReply } from 'fastify';
 import { Logger } from 'pino';
-import { LOGGER } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { CompletionMeter, MeteredStatus } from 'src/modules/billing/metering.types';
@@ -9,7 +8,7 @@ import { Admitted } from 'src/modules/relay/admission/completion-admission.servi
 import { orderRoutes } from 'src/modules/relay/route-order';
 import { readJsonBounded } from 'src/modules/relay/upstream/bounded-body';
 import { failedAnswer, finalError, RouteFailure } from 'src/modules/relay/route-failure';
-import { UpstreamClient } from 'src/modules/relay/upstream/upstream-client';
+import { UpstreamClient, UpstreamResponse } from 'src/modules/relay/upstream/upstream-client';
 import { EmbeddingAdmission } from 'src/modules/embeddings/embedding-request.validator';
 import { EmbeddingAdapter } from 'src/modules/embeddings/upstream/embedding-adapter';
 import { GeminiEmbeddingsAdapter } from 'src/modules/embeddings/upstream/gemini-embeddings.adapter';
@@ -34,12 +33,11 @@ export class EmbeddingsService {
 
   constructor(
     private readonly upstream: UpstreamClient,
-    @Inject(LOGGER) private readonly logger: Logger,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async embed(admitted: Admitted<EmbeddingAdmission>, reply: FastifyReply): Promise<MeteredStatus> {
-    const { embedding, meter, signal } = admitted;
+    const { embedding, meter, signal, trace } = admitted;
     const body = admitted.prompt.body;
     let lastFailure: RouteFailure = { kind: 'unreachable', breaker: true };
     for (const route of orderRoutes(embedding.routes)) {
@@ -56,9 +54,10 @@ export class EmbeddingsService {
         request.payload,
         signal,
         false,
+        { requestId: trace.id },
       );
       if (result.kind === 'unreachable') {
-        lastFailure = this.routeFailed(route, { kind: 'unreachable', breaker: true }, result.detail);
+        lastFailure = this.routeFailed(trace.log, route, { kind: 'unreachable', breaker: true }, result.detail);
         continue;
       }
       metrics.upstreamLatency.observe(route.channel.id, (performance.now() - startedAt) / 1000);
@@ -68,14 +67,15 @@ export class EmbeddingsService {
         if (signal.aborted) {
           throw signal.reason;
         }
-        const relayed = await this.answer(adapter.toAnswer(answer, embedding), { route, meter, reply, startedAt });
+        const context = { route, meter, reply, startedAt, upstream: result };
+        const relayed = await this.answer(adapter.toAnswer(answer, embedding), context);
         if (relayed) {
           metrics.embeddings.inc({ model: embedding.model.id, outcome: 'completed' });
           return 'completed';
         }
-        lastFailure = this.routeFailed(route, { kind: 'abnormal', breaker: true });
+        lastFailure = this.routeFailed(trace.log, route, { kind: 'abnormal', breaker: true });
       } else {
-        lastFailure = this.routeFailed(route, await failedAnswer(route, adapter, statusCode, result.body));
+        lastFailure = this.routeFailed(trace.log, route, await failedAnswer(route, adapter, statusCode, result.body));
       }
     }
     metrics.embeddings.inc({ model: embedding.model.id, outcome: `failed_${lastFailure.kind}` });
@@ -85,12 +85,18 @@ export class EmbeddingsService {
   /** Records the usage, then writes the list; false when the upstream's answer was not a valid one. */
   private async answer(
     answer: ReturnType<EmbeddingAdapter['toAnswer']>,
-    context: { route: CatalogRoute; meter: CompletionMeter; reply: FastifyReply; startedAt: number },
+    context: {
+      route: CatalogRoute;
+      meter: CompletionMeter;
+      reply: FastifyReply;
+      startedAt: number;
+      upstream: Pick<UpstreamResponse, 'firstByteMs' | 'providerRequestId'>;
+    },
   ): Promise<boolean> {
     if (!answer) {
       return false;
     }
-    const { route, meter, reply, startedAt } = context;
+    const { route, meter, reply, startedAt, upstream } = context;
     const billed = await meter.record({
       status: 'completed',
       channelId: route.channel.id,
@@ -98,6 +104,8 @@ export class EmbeddingsService {
       // Embeddings generate no text: only the input is billed, the upstream's count or the estimate held.
       deliveredTokens: () => 0,
       upstreamLatencyMs: Math.round(performance.now() - startedAt),
+      providerRequestId: upstream.providerRequestId,
+      firstByteMs: upstream.firstByteMs,
     });
     // OpenAI's answer always carries usage; when the upstream left it out, the client sees what it was billed.
     const usage = { prompt_tokens: billed.promptTokens, total_tokens: billed.promptTokens };
@@ -116,9 +124,9 @@ export class EmbeddingsService {
   }
 
   /** Logs and counts a route that could not serve; the next route is tried. */
-  private routeFailed(route: CatalogRoute, failure: RouteFailure, detail?: string): RouteFailure {
+  private routeFailed(log: Logger, route: CatalogRoute, failure: RouteFailure, detail?: string): RouteFailure {
     const status = failure.kind === 'status' ? failure.status : undefined;
-    this.logger.warn({ channel: route.channel.id, kind: failure.kind, status, detail }, 'upstream route failed');
+    log.warn({ channel: route.channel.id, kind: failure.kind, status, detail }, 'upstream route failed');
     metrics.upstreamFailures.inc({ channel: route.channel.id, kind: failure.kind });
     return failure;
   }

@@ -1,5 +1,6 @@
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject } from '@nestjs/common';
+import { inJob } from 'src/common/logging/job-context';
 import { Job } from 'bullmq';
 import { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger';
@@ -23,7 +24,12 @@ export class MailProcessor extends WorkerHost {
     super();
   }
 
-  async process(job: Job<MailJobPayloads[MailJob], unknown, string>): Promise<string> {
+  /** Every line logged while the job runs carries its name and id. */
+  process(job: Job<MailJobPayloads[MailJob], unknown, string>): Promise<string> {
+    return inJob(job, () => this.run(job));
+  }
+
+  private async run(job: Job<MailJobPayloads[MailJob], unknown, string>): Promise<string> {
     const name = job.name as MailJob;
     if (!this.transport.enabled) {
       // Documented: without SMTP_URL, mail is off and verification is not required (mail-config.ts).

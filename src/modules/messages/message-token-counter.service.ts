@@ -130,27 +130,31 @@ export class MessageTokenCounter {
     const lifetime = new RequestLifetime(reply.raw, this.config.relay.maxRequestMs);
     try {
       const path = '/messages/count_tokens';
-      const result = await this.upstream.post(route.channel, path, headers, payload, lifetime.signal, false);
+      const trace = { requestId: reply.request.id };
+      const result = await this.upstream.post(route.channel, path, headers, payload, lifetime.signal, false, trace);
       if (result.kind === 'unreachable') {
-        return this.notCounted(route, result.detail);
+        return this.notCounted(reply.request.id, route, result.detail);
       }
       if (result.statusCode < 200 || result.statusCode >= 300) {
         await failedAnswer(route, this.anthropic, result.statusCode, result.body);
-        return this.notCounted(route, `status ${result.statusCode}`);
+        return this.notCounted(reply.request.id, route, `status ${result.statusCode}`);
       }
       const answer = await readJsonBounded(result.body, COUNT_ANSWER_LIMIT_BYTES, result.headers['content-length']);
       const tokens = isRecord(answer) ? answer.input_tokens : undefined;
       return Number.isSafeInteger(tokens) && (tokens as number) >= 0
         ? (tokens as number)
-        : this.notCounted(route, 'no input_tokens');
+        : this.notCounted(reply.request.id, route, 'no input_tokens');
     } finally {
       lifetime.end();
     }
   }
 
   /** Only the channel and why: never the body. */
-  private notCounted(route: CatalogRoute, detail: string): null {
-    this.logger.warn({ channel: route.channel.id, detail }, 'upstream token count failed; counted by the gateway');
+  private notCounted(reqId: string, route: CatalogRoute, detail: string): null {
+    this.logger.warn(
+      { reqId, channel: route.channel.id, detail },
+      'upstream token count failed; counted by the gateway',
+    );
     return null;
   }
 }

@@ -4,6 +4,7 @@ import { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { workerMetrics } from 'src/common/metrics/worker-metrics';
+import { inJob } from 'src/common/logging/job-context';
 import { Job, Queue, UnrecoverableError } from 'bullmq';
 import { PaymentJob, PaymentJobPayloads, QueueName } from 'src/common/queue/queue.constants';
 import { ConfirmationRefused, PaymentConfirmation } from 'src/modules/payments/payment-confirmation.service';
@@ -46,7 +47,12 @@ export class PaymentsProcessor extends WorkerHost implements OnApplicationBootst
     );
   }
 
-  async process(job: Job<PaymentJobPayloads[PaymentJob], unknown, string>): Promise<unknown> {
+  /** Every line logged while the job runs carries its name and id. */
+  process(job: Job<PaymentJobPayloads[PaymentJob], unknown, string>): Promise<unknown> {
+    return inJob(job, () => this.run(job));
+  }
+
+  private async run(job: Job<PaymentJobPayloads[PaymentJob], unknown, string>): Promise<unknown> {
     const name = job.name as PaymentJob;
     switch (name) {
       case PaymentJob.Confirm:

@@ -2,7 +2,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import { FastifyReply } from 'fastify';
 import { Logger } from 'pino';
 import { ApiError } from 'src/common/errors/api-error';
-import { LOGGER } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
 import { countCompletionTokens } from 'src/modules/billing/token-estimator';
 import { CompletionMeter, MeteredResult, MeteredStatus } from 'src/modules/billing/metering.types';
@@ -16,7 +15,8 @@ import { GeminiAdapter } from 'src/modules/relay/upstream/gemini.adapter';
 import { OpenAiAdapter } from 'src/modules/relay/upstream/openai.adapter';
 import { generatedText, ProviderAdapter, usageFrom, wireUsage } from 'src/modules/relay/upstream/provider-adapter';
 import { readJsonBounded } from 'src/modules/relay/upstream/bounded-body';
-import { UpstreamBody, UpstreamClient, UpstreamResult } from 'src/modules/relay/upstream/upstream-client';
+import { UpstreamClient, UpstreamResponse, UpstreamResult } from 'src/modules/relay/upstream/upstream-client';
+import { providerRequestIdOf } from 'src/common/http/request-trace';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { ChannelType } from 'src/modules/channels/channel.entity';
 import { retryAfterMs, retryAfterSeconds } from 'src/modules/channels/health/breaker-policy';
@@ -63,7 +63,6 @@ export class CompletionRelay {
   constructor(
     private readonly upstream: UpstreamClient,
     private readonly breaker: ChannelBreaker,
-    @Inject(LOGGER) private readonly logger: Logger,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.adapters = {
@@ -142,24 +141,25 @@ export class CompletionRelay {
   /** One upstream request: the answer's status once it reached the client, or why this route failed. */
   private async attempt(attempt: Attempt): Promise<MeteredStatus | RouteFailure> {
     const { route, adapter, lease } = attempt;
+    const log = attempt.admitted.trace.log;
     const result = await this.send(attempt);
     if (result.kind === 'unreachable') {
       const outcome = result.timedOut ? 'timeout' : 'unreachable';
-      return this.routeFailed(route, lease, { kind: 'unreachable', breaker: true }, outcome, {}, result.detail);
+      return this.routeFailed(log, route, lease, { kind: 'unreachable', breaker: true }, outcome, {}, result.detail);
     }
     metrics.upstreamLatency.observe(route.channel.id, (performance.now() - attempt.startedAt) / 1000);
     const { statusCode, headers } = result;
     if (statusCode >= 200 && statusCode < 300) {
-      const status = await this.relay(attempt, result.body, headers['content-length']);
+      const status = await this.relay(attempt, result);
       if (status) {
         return status;
       }
-      return this.routeFailed(route, lease, { kind: 'abnormal', breaker: true }, 'abnormal', headers);
+      return this.routeFailed(log, route, lease, { kind: 'abnormal', breaker: true }, 'abnormal', headers);
     }
     const routeFailure = statusFailure(statusCode);
     if (routeFailure) {
       await result.body.dump();
-      return this.routeFailed(route, lease, routeFailure.failure, routeFailure.outcome, headers);
+      return this.routeFailed(log, route, lease, routeFailure.failure, routeFailure.outcome, headers);
     }
     const details = adapter.errorDetails(await readJsonBounded(result.body, ERROR_BODY_LIMIT_BYTES));
     const refusal = upstreamRefusal(route, details, statusCode);
@@ -167,7 +167,7 @@ export class CompletionRelay {
       metrics.upstreamRequests.inc(route.channel.id, 'client_error');
       throw refusal;
     }
-    return this.routeFailed(route, lease, refusal, 'account', headers);
+    return this.routeFailed(log, route, lease, refusal, 'account', headers);
   }
 
   /**
@@ -178,11 +178,21 @@ export class CompletionRelay {
     const { chat, route, adapter, signal, passThrough } = attempt;
     const request =
       passThrough?.request ?? (await adapter.buildRequest(route, attempt.admitted.prompt.body, chat, signal));
-    return this.upstream.post(route.channel, request.path, request.headers, request.payload, signal, chat.stream);
+    const trace = { requestId: attempt.admitted.trace.id };
+    return this.upstream.post(
+      route.channel,
+      request.path,
+      request.headers,
+      request.payload,
+      signal,
+      chat.stream,
+      trace,
+    );
   }
 
   /** Logs and counts a route that could not serve, and tells its breaker; the next route is tried. */
   private async routeFailed(
+    log: Logger,
     route: CatalogRoute,
     lease: ProbeLease | null,
     failure: RouteFailure,
@@ -191,7 +201,11 @@ export class CompletionRelay {
     detail?: string,
   ): Promise<RouteFailure> {
     const status = failure.kind === 'status' ? failure.status : undefined;
-    this.logger.warn({ channel: route.channel.id, kind: failure.kind, status, detail }, 'upstream route failed');
+    const providerRequestId = providerRequestIdOf(headers) ?? undefined;
+    log.warn(
+      { channel: route.channel.id, kind: failure.kind, status, detail, providerRequestId },
+      'upstream route failed',
+    );
     metrics.upstreamFailures.inc({ channel: route.channel.id, kind: failure.kind });
     metrics.upstreamRequests.inc(route.channel.id, outcome);
     if (failure.breaker) {
@@ -231,12 +245,9 @@ export class CompletionRelay {
   }
 
   /** Relays a 2xx answer; null when it turned out abnormal before anything reached the client. */
-  private async relay(
-    attempt: Attempt,
-    body: UpstreamBody,
-    declaredLength: string | string[] | undefined,
-  ): Promise<MeteredStatus | null> {
+  private async relay(attempt: Attempt, response: UpstreamResponse): Promise<MeteredStatus | null> {
     const { chat, route, adapter, reply, format, passThrough, meter } = attempt;
+    const { body, firstByteMs, providerRequestId } = response;
     const result = (
       status: MeteredStatus,
       partial: Pick<MeteredResult, 'usage' | 'deliveredTokens'>,
@@ -244,6 +255,8 @@ export class CompletionRelay {
       status,
       channelId: route.channel.id,
       upstreamLatencyMs: Math.round(performance.now() - attempt.startedAt),
+      providerRequestId,
+      firstByteMs,
       ...partial,
     });
     if (chat.stream) {
@@ -276,13 +289,20 @@ export class CompletionRelay {
       }
       if (outcome === 'upstream_broken' && !attempt.signal.aborted) {
         // After the client's first byte: the client got an error event and is billed for what it got.
-        await this.routeFailed(route, null, { kind: 'abnormal', breaker: true }, 'broken', {});
+        await this.routeFailed(
+          attempt.admitted.trace.log,
+          route,
+          null,
+          { kind: 'abnormal', breaker: true },
+          'broken',
+          {},
+        );
       } else if (outcome === 'client_aborted') {
         metrics.upstreamRequests.inc(route.channel.id, 'client_aborted');
       }
       return outcome;
     }
-    const answer = await readJsonBounded(body, this.config.bodyLimitBytes, declaredLength);
+    const answer = await readJsonBounded(body, this.config.bodyLimitBytes, response.headers['content-length']);
     if (attempt.signal.aborted) {
       throw attempt.signal.reason;
     }

@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { FastifyReply } from 'fastify';
 import { Logger } from 'pino';
-import { LOGGER } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { MeteredResult, MeteredStatus } from 'src/modules/billing/metering.types';
@@ -14,7 +13,7 @@ import { readJsonBounded } from 'src/modules/relay/upstream/bounded-body';
 import { OpenAiAdapter } from 'src/modules/relay/upstream/openai.adapter';
 import { usageFrom, wireUsage } from 'src/modules/relay/upstream/provider-adapter';
 import { failedAnswer, finalError, RouteFailure } from 'src/modules/relay/route-failure';
-import { UpstreamBody, UpstreamClient } from 'src/modules/relay/upstream/upstream-client';
+import { UpstreamBody, UpstreamClient, UpstreamResponse } from 'src/modules/relay/upstream/upstream-client';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 import {
   choicesText,
@@ -39,7 +38,6 @@ export class TextCompletionsService {
 
   constructor(
     private readonly upstream: UpstreamClient,
-    @Inject(LOGGER) private readonly logger: Logger,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -60,22 +58,28 @@ export class TextCompletionsService {
         request.payload,
         signal,
         completion.stream,
+        { requestId: admitted.trace.id },
       );
+      const log = admitted.trace.log;
       if (result.kind === 'unreachable') {
-        lastFailure = this.routeFailed(route, { kind: 'unreachable', breaker: true }, result.detail);
+        lastFailure = this.routeFailed(log, route, { kind: 'unreachable', breaker: true }, result.detail);
         continue;
       }
       metrics.upstreamLatency.observe(route.channel.id, (performance.now() - startedAt) / 1000);
       const { statusCode } = result;
       if (statusCode >= 200 && statusCode < 300) {
-        const status = await this.relay({ admitted, route, reply, startedAt }, result.body, result.headers);
+        const status = await this.relay(
+          { admitted, route, reply, startedAt, upstream: result },
+          result.body,
+          result.headers,
+        );
         if (status) {
           metrics.textCompletions.inc({ model: completion.model.id, outcome: status });
           return status;
         }
-        lastFailure = this.routeFailed(route, { kind: 'abnormal', breaker: true });
+        lastFailure = this.routeFailed(log, route, { kind: 'abnormal', breaker: true });
       } else {
-        lastFailure = this.routeFailed(route, await failedAnswer(route, this.errors, statusCode, result.body));
+        lastFailure = this.routeFailed(log, route, await failedAnswer(route, this.errors, statusCode, result.body));
       }
     }
     metrics.textCompletions.inc({ model: completion.model.id, outcome: `failed_${lastFailure.kind}` });
@@ -84,7 +88,13 @@ export class TextCompletionsService {
 
   /** Relays a 2xx answer; null when it turned out abnormal before anything reached the client. */
   private async relay(
-    attempt: { admitted: AdmittedTextCompletion; route: CatalogRoute; reply: FastifyReply; startedAt: number },
+    attempt: {
+      admitted: AdmittedTextCompletion;
+      route: CatalogRoute;
+      reply: FastifyReply;
+      startedAt: number;
+      upstream: Pick<UpstreamResponse, 'firstByteMs' | 'providerRequestId'>;
+    },
     body: UpstreamBody,
     headers: Record<string, string | string[] | undefined>,
   ): Promise<MeteredStatus | null> {
@@ -94,6 +104,8 @@ export class TextCompletionsService {
       status,
       channelId: route.channel.id,
       upstreamLatencyMs: Math.round(performance.now() - attempt.startedAt),
+      providerRequestId: attempt.upstream.providerRequestId,
+      firstByteMs: attempt.upstream.firstByteMs,
       ...partial,
     });
     if (completion.stream) {
@@ -142,9 +154,9 @@ export class TextCompletionsService {
   }
 
   /** Logs and counts a route that could not serve; the next route is tried. */
-  private routeFailed(route: CatalogRoute, failure: RouteFailure, detail?: string): RouteFailure {
+  private routeFailed(log: Logger, route: CatalogRoute, failure: RouteFailure, detail?: string): RouteFailure {
     const status = failure.kind === 'status' ? failure.status : undefined;
-    this.logger.warn({ channel: route.channel.id, kind: failure.kind, status, detail }, 'upstream route failed');
+    log.warn({ channel: route.channel.id, kind: failure.kind, status, detail }, 'upstream route failed');
     metrics.upstreamFailures.inc({ channel: route.channel.id, kind: failure.kind });
     return failure;
   }

@@ -58,7 +58,7 @@ export class UsageController {
   @jsonOrCsv(
     BillPageDto,
     'One page of bills, newest first; for Accept: text/csv, the page as CSV and its next cursor in the x-next-cursor header',
-    'requestId,createdAt,model,keyId,promptTokens,cachedTokens,cacheWriteTokens,completionTokens,reasoningTokens,cost\r\n',
+    'requestId,createdAt,model,keyId,promptTokens,cachedTokens,cacheWriteTokens,completionTokens,reasoningTokens,cost,clientRequestId\r\n',
   )
   async listBills(
     @CurrentPrincipal() principal: ConsolePrincipal,

@@ -30,6 +30,9 @@ export interface BillRow {
   cache_write_tokens: number;
   reasoning_tokens: number;
   charged: string;
+  client_request_id: string | null;
+  provider_request_id: string | null;
+  first_byte_ms: number | null;
 }
 
 /** Each grouping's column, named as the usage row's field. */
@@ -91,7 +94,8 @@ export class UsageRepository {
     filters.params.push(limit);
     return this.dataSource.query<BillRow[]>(
       `SELECT request_id, created_at, created_at::text AS created_at_text, model_id, key_id,
-              prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, charged
+              prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, charged,
+              client_request_id, provider_request_id, first_byte_ms
        FROM usage_records WHERE account_id = $1${filters.sql}
        ORDER BY created_at DESC, request_id DESC LIMIT $${filters.params.length}`,
       filters.params,

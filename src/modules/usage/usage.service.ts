@@ -6,14 +6,16 @@ import { formatUsd } from 'src/common/money/money';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
 import { LedgerRepository } from 'src/modules/ledger/ledger.repository';
 import {
+  BillDto,
   BillPageDto,
   BillsQueryDto,
+  OperatorBillPageDto,
   LedgerPageDto,
   UsageGrouping,
   UsageQueryDto,
   UsageRowDto,
 } from 'src/modules/usage/dto/usage.dto';
-import { UsageRepository } from 'src/modules/usage/usage.repository';
+import { BillRow, UsageRepository } from 'src/modules/usage/usage.repository';
 import { PageQueryDto } from 'src/common/http/date-range.dto';
 
 const GROUP_FIELD: Record<UsageGrouping, 'date' | 'model' | 'keyId'> = { day: 'date', model: 'model', key: 'keyId' };
@@ -37,6 +39,7 @@ const BILL_COLUMNS = [
   'completionTokens',
   'reasoningTokens',
   'cost',
+  'clientRequestId',
 ] as const;
 
 /** The console's money views: usage totals, one bill per request, and the ledger. */
@@ -80,27 +83,26 @@ export class UsageService {
     return { csv: toCsv([...BILL_COLUMNS], rows), nextCursor: page.nextCursor };
   }
 
-  async bills(accountId: string, query: BillsQueryDto): Promise<BillPageDto> {
+  /** The customer's bills: their own X-Request-Id beside ours, never what the provider said. */
+  bills(accountId: string, query: BillsQueryDto): Promise<BillPageDto> {
+    return this.billPage(accountId, query, customerBill);
+  }
+
+  /** The operator's view of the same bills, with the provider's request id and the time to first byte. */
+  operatorBills(accountId: string, query: BillsQueryDto): Promise<OperatorBillPageDto> {
+    return this.billPage(accountId, query, (row) =>
+      Object.assign(customerBill(row), {
+        providerRequestId: row.provider_request_id,
+        firstByteMs: row.first_byte_ms,
+      }),
+    );
+  }
+
+  private async billPage<Bill>(accountId: string, query: BillsQueryDto, map: (row: BillRow) => Bill) {
     const range = dayRange(query);
     const cursor = decodeCursor(query.cursor, ([at, id]) => !Number.isNaN(Date.parse(at)) && id !== undefined);
     const rows = await this.repository.bills(accountId, range, cursor, query.limit + 1, query.model, query.keyId);
-    return paginate(
-      rows,
-      query.limit,
-      (row) => [row.created_at_text, row.request_id],
-      (row) => ({
-        requestId: row.request_id,
-        createdAt: row.created_at.toISOString(),
-        model: row.model_id,
-        keyId: row.key_id,
-        promptTokens: row.prompt_tokens,
-        completionTokens: row.completion_tokens,
-        cachedTokens: row.cached_tokens,
-        cacheWriteTokens: row.cache_write_tokens,
-        reasoningTokens: row.reasoning_tokens,
-        cost: formatUsd(BigInt(row.charged)),
-      }),
-    );
+    return paginate(rows, query.limit, (row) => [row.created_at_text, row.request_id], map);
   }
 
   async ledger(accountId: string, query: PageQueryDto): Promise<LedgerPageDto> {
@@ -114,6 +116,22 @@ export class UsageService {
       (entry) => LedgerEntryResponseDto.from(entry),
     );
   }
+}
+
+function customerBill(row: BillRow): BillDto {
+  return {
+    requestId: row.request_id,
+    createdAt: row.created_at.toISOString(),
+    model: row.model_id,
+    keyId: row.key_id,
+    promptTokens: row.prompt_tokens,
+    completionTokens: row.completion_tokens,
+    cachedTokens: row.cached_tokens,
+    cacheWriteTokens: row.cache_write_tokens,
+    reasoningTokens: row.reasoning_tokens,
+    cost: formatUsd(BigInt(row.charged)),
+    clientRequestId: row.client_request_id,
+  };
 }
 
 /** The repository fetched one row more than asked: its presence says there is a next page. */

@@ -7,7 +7,7 @@ import { AccountResponseDto } from 'src/modules/accounts/dto/account.dto';
 import { ApiKeyResponseDto } from 'src/modules/api-keys/dto/api-key.dto';
 import { OpenHold } from 'src/modules/ledger/balance-gate.service';
 import { TopupPageDto } from 'src/modules/payments/dto/topup.dto';
-import { BillPageDto, LedgerPageDto, UsageRowDto } from 'src/modules/usage/dto/usage.dto';
+import { LedgerPageDto, OperatorBillPageDto, UsageRowDto } from 'src/modules/usage/dto/usage.dto';
 
 /** An account as an operator sees it: the console's fields and whether it is suspended. */
 export class AdminAccountDto extends AccountResponseDto {
@@ -104,8 +104,11 @@ export class AccountDetailDto {
   @ApiProperty({ type: LedgerPageDto, description: 'The newest ledger entries; more: GET …/ledger?cursor=' })
   ledger: LedgerPageDto;
 
-  @ApiProperty({ type: BillPageDto, description: 'The newest bills (one per request); more: GET …/bills?cursor=' })
-  bills: BillPageDto;
+  @ApiProperty({
+    type: OperatorBillPageDto,
+    description: 'The newest bills (one per request); more: GET …/bills?cursor=',
+  })
+  bills: OperatorBillPageDto;
 
   @ApiProperty({ type: TopupPageDto, description: 'The newest top-ups; more: GET …/topups?cursor=' })
   topups: TopupPageDto;

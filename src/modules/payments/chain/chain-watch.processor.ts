@@ -1,5 +1,6 @@
 import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, OnApplicationBootstrap } from '@nestjs/common';
+import { inJob } from 'src/common/logging/job-context';
 import { Job, Queue } from 'bullmq';
 import { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger';
@@ -53,7 +54,12 @@ export class ChainWatchProcessor extends WorkerHost implements OnApplicationBoot
     }
   }
 
-  async process(job: Job<unknown, unknown, string>): Promise<number | null> {
+  /** Every line logged while the job runs carries its name and id. */
+  process(job: Job<unknown, unknown, string>): Promise<number | null> {
+    return inJob(job, () => this.run(job));
+  }
+
+  private async run(job: Job<unknown, unknown, string>): Promise<number | null> {
     const name = job.name as ChainWatchJob;
     switch (name) {
       case ChainWatchJob.Trc20:

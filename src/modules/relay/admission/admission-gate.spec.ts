@@ -36,7 +36,7 @@ const COUNTED: AdmissionCounts = {
 };
 
 function ticket(held: HeldTokens = { promptTokens: 10, completionTokens: 10 }): AdmissionTicket {
-  return { principal, requestId: 'req_1', model, held, limits, user: undefined };
+  return { principal, trace: { id: 'req_1', clientId: null }, model, held, limits, user: undefined };
 }
 
 /** A reply's header sink. */

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Logger } from 'pino';
+import { RequestTrace } from 'src/common/http/request-trace';
 import { ApiKeyPrincipal } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { LOGGER } from 'src/common/logging/logger';
@@ -26,7 +27,8 @@ import { tokenVerdict, tokenWindows } from 'src/modules/relay/admission/token-wi
 /** What the admission counts and holds for one request: the data rate limits and billing supply. */
 export interface AdmissionTicket {
   principal: ApiKeyPrincipal;
-  requestId: string;
+  /** Our request id (the bill's key) and the client's own, kept on the usage record. */
+  trace: Pick<RequestTrace, 'id' | 'clientId'>;
   /** Its prices make the hold (billing's worstCaseCost). */
   model: CatalogModel;
   /** The most the upstream can bill (billing's estimate): counted in the token windows and held. */
@@ -101,7 +103,8 @@ export class AdmissionGate {
     progress: { requestCounted: boolean },
     final: boolean,
   ): Promise<AdmissionVerdict> {
-    const { principal, requestId, model } = ticket;
+    const { principal, trace, model } = ticket;
+    const requestId = trace.id;
     const windowMs = this.config.rateLimits.windowMs;
     const tokens = tokenWindows(scope, ticket.limits, held.promptTokens + held.completionTokens, windowMs);
     // Any prompt token may turn out a cache write: held at the dearest prompt price, at the account group's prices.
@@ -111,6 +114,7 @@ export class AdmissionGate {
     const counters = { requests: requests ?? NOT_COUNTED_AGAIN, tokens };
     const metered = {
       requestId,
+      clientRequestId: trace.clientId,
       accountId: principal.accountId,
       keyId: principal.keyId,
       keySpendLimit: principal.spendLimit,

@@ -40,7 +40,11 @@ const tooMany = () => new ApiError(ErrorKind.RateLimited, 'too many');
 function fakeReply() {
   const raw = Object.assign(new EventEmitter(), { destroyed: false, writableFinished: false });
   const headers: Record<string, string> = {};
-  const reply = { raw, headers: jest.fn((more: Record<string, string>) => Object.assign(headers, more)) };
+  const reply = {
+    raw,
+    request: { headers: { 'x-request-id': 'client-1' } },
+    headers: jest.fn((more: Record<string, string>) => Object.assign(headers, more)),
+  };
   return { reply: reply as unknown as FastifyReply, raw, headers };
 }
 
@@ -68,7 +72,10 @@ describe(CompletionAdmission.name, () => {
     expect(admitted.prompt.body).toBe(body);
     // The admission gets the data it counts and holds with: the limits, the end user, the estimate.
     const [ticket, sink] = deps(AdmissionGate).admit.mock.calls[0];
-    expect(ticket).toMatchObject({ principal, requestId: 'req_1', model, limits, user: 'u1' });
+    expect(ticket).toMatchObject({ principal, model, limits, user: 'u1' });
+    // Ours keys the bill; the client's own X-Request-Id rides along beside it.
+    expect(ticket.trace).toMatchObject({ id: 'req_1', clientId: 'client-1' });
+    expect(admitted.trace).toMatchObject({ id: 'req_1', clientId: 'client-1' });
     expect(sink).toBe(reply);
     // The hold covers the prompt and the output cap.
     expect(ticket.held.completionTokens).toBe(10);

@@ -11,6 +11,9 @@ import { AdmissionGate } from 'src/modules/relay/admission/admission-gate';
 import { RelayedPrompt } from 'src/modules/relay/admission/relayed-prompt';
 import { RequestLifetime } from 'src/modules/relay/admission/request-lifetime';
 import { CancelSignal } from 'src/common/http/cancel-signal';
+import { clientRequestIdOf, RequestTrace } from 'src/common/http/request-trace';
+import { LOGGER } from 'src/common/logging/logger';
+import { Logger } from 'pino';
 
 /** What a route's validator step hands the admission: the model asked for and the most the upstream can bill. */
 export interface ValidatedRequest {
@@ -42,6 +45,8 @@ export type Admitted<V extends ValidatedRequest> = V & {
   meter: CompletionMeter;
   /** Aborts when the client hangs up or the request's deadline passes; its reason is the error to answer. */
   signal: CancelSignal;
+  /** Our id, the client's, and the logger that stamps them on every line. */
+  trace: RequestTrace;
   /** The relay failed: the hold and the counted tokens go back, unless usage was recorded. */
   giveBack(): Promise<void>;
   /** The relay is over, whatever its outcome: the slot and the deadline go. */
@@ -63,6 +68,7 @@ export class CompletionAdmission {
     private readonly concurrency: ConcurrencyLimiter,
     private readonly policy: RateLimitPolicy,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   /**
@@ -122,7 +128,8 @@ export class CompletionAdmission {
     }
     // From here on a hang-up (or the deadline) frees the slot, the queue place and the upstream call at once.
     const lifetime = new RequestLifetime(reply.raw, this.config.relay.maxRequestMs);
-    const ticket = { principal, requestId, model, held, limits, user: endUserOf(prompt.body) };
+    const trace = new RequestTrace(requestId, clientRequestIdOf(reply.request.headers), this.logger);
+    const ticket = { principal, trace, model, held, limits, user: endUserOf(prompt.body) };
     const counted = await this.gate.admit(ticket, reply).catch((error: unknown) => {
       lifetime.end();
       throw error;
@@ -149,6 +156,7 @@ export class CompletionAdmission {
       limits,
       meter,
       signal: lifetime.signal,
+      trace,
       giveBack,
       release: () => {
         lifetime.end();

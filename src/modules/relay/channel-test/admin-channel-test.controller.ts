@@ -1,4 +1,5 @@
-import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, HttpCode, Param, Post, Req } from '@nestjs/common';
+import { FastifyRequest } from 'fastify';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { AdminAuth } from 'src/common/decorators/auth.decorators';
 import { channelIdParam } from 'src/common/http/params';
@@ -18,7 +19,9 @@ export class AdminChannelTestController {
   testChannel(
     @Param('channelId', channelIdParam()) channelId: string,
     @Body() dto: ChannelTestDto,
+    @Req() request: FastifyRequest,
   ): Promise<ChannelTestResultDto> {
-    return this.service.test(channelId, dto);
+    // The test's upstream request carries this request's id, as a customer's does.
+    return this.service.test(channelId, dto, request.id);
   }
 }

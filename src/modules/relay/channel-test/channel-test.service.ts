@@ -41,7 +41,7 @@ export class ChannelTestService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async test(channelId: string, dto: ChannelTestDto): Promise<ChannelTestResultDto> {
+  async test(channelId: string, dto: ChannelTestDto, requestId: string): Promise<ChannelTestResultDto> {
     const entity = await this.channels.find(channelId);
     if (!entity) {
       throw new ApiError(ErrorKind.NotFound, `No channel with id '${channelId}'.`, 'channelId');
@@ -56,14 +56,14 @@ export class ChannelTestService {
     } catch {
       return failed(null, 0, null, 'the channel key cannot be decrypted: set it again');
     }
-    const result = await this.send({ channel, upstreamModel });
+    const result = await this.send({ channel, upstreamModel }, requestId);
     if (result.ok) {
       await this.breaker.close(channelId);
     }
     return result;
   }
 
-  private async send(route: CatalogRoute): Promise<ChannelTestResultDto> {
+  private async send(route: CatalogRoute, requestId: string): Promise<ChannelTestResultDto> {
     const { channel } = route;
     const adapter = ADAPTERS[channel.type];
     const chat = testChat(route);
@@ -74,7 +74,8 @@ export class ChannelTestService {
     const elapsed = () => Math.round(performance.now() - startedAt);
     let result;
     try {
-      result = await this.upstream.post(channel, request.path, request.headers, request.payload, signal, false);
+      const trace = { requestId };
+      result = await this.upstream.post(channel, request.path, request.headers, request.payload, signal, false, trace);
     } catch {
       return failed(null, elapsed(), null, 'timed out');
     }

@@ -5,6 +5,7 @@ import { CatalogChannel } from 'src/modules/models/catalog.service';
 import { CancelSignal } from 'src/common/http/cancel-signal';
 import { RelayedBytes } from 'src/modules/relay/upstream/relayed-body';
 import { withFields } from 'src/common/with-fields';
+import { providerRequestIdOf } from 'src/common/http/request-trace';
 
 const POOL_CLOSE_WAIT_MS = 1_000;
 
@@ -16,8 +17,27 @@ const HANDED_ONCE_FROM_BYTES = 16 * 1024;
 
 export type UpstreamBody = Dispatcher.ResponseData['body'];
 
+export interface UpstreamResponse {
+  kind: 'response';
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  body: UpstreamBody;
+  /** Milliseconds from sending the request to the answer's head: its first byte, as far as we can see it. */
+  firstByteMs: number;
+  /** The provider's own id of this request (x-request-id, request-id, …), when it sent a sane one. */
+  providerRequestId: string | null;
+}
+
+/** Which request of ours an upstream request belongs to: sent along, so both sides' logs can be matched. */
+export interface UpstreamTrace {
+  /** Our `req_…` id, sent as `X-Request-Id` on every attempt. */
+  requestId: string;
+  /** A W3C `traceparent` for this attempt, when tracing is on. */
+  traceparent?: string;
+}
+
 export type UpstreamResult =
-  | { kind: 'response'; statusCode: number; headers: IncomingHttpHeaders; body: UpstreamBody }
+  | UpstreamResponse
   /** No response at all: refused, reset, DNS, or no headers in time (`timedOut`). */
   | { kind: 'unreachable'; detail: string; timedOut: boolean };
 
@@ -47,16 +67,17 @@ export class UpstreamClient implements OnModuleDestroy {
     payload: string | RelayedBytes,
     signal: CancelSignal,
     stream: boolean,
+    trace: UpstreamTrace,
   ): Promise<UpstreamResult> {
     const { pool, basePath } = this.poolFor(channel);
     const { firstByteMs, streamFirstByteMs, silenceMs } = channel.timeouts;
     const { body, length } = requestBody(payload, stream);
+    const sentAt = performance.now();
     try {
       const response = await pool.request({
         method: 'POST',
         path: basePath + path,
-        // Chunks are written one by one, and undici needs their length up front to send it.
-        headers: length === null ? headers : withFields(headers, { 'content-length': String(length) }),
+        headers: withTrace(headers, trace, length),
         // An Iterable body is documented (undici's docs/api/Dispatcher.md); its type declaration omits it.
         body: body as Dispatcher.DispatchOptions['body'],
         // undici listens with addEventListener and reads `aborted` and `reason`: a CancelSignal will do.
@@ -64,7 +85,14 @@ export class UpstreamClient implements OnModuleDestroy {
         headersTimeout: stream ? streamFirstByteMs : firstByteMs,
         bodyTimeout: silenceMs,
       });
-      return { kind: 'response', statusCode: response.statusCode, headers: response.headers, body: response.body };
+      return {
+        kind: 'response',
+        statusCode: response.statusCode,
+        headers: response.headers,
+        body: response.body,
+        firstByteMs: Math.round(performance.now() - sentAt),
+        providerRequestId: providerRequestIdOf(response.headers),
+      };
     } catch (error) {
       if (signal.aborted) {
         // The client hung up or the deadline passed: the reason is the answer.
@@ -112,6 +140,23 @@ export class UpstreamClient implements OnModuleDestroy {
     this.pools.set(channel.id, created);
     return created;
   }
+}
+
+/** The adapter's headers with ours added: the request id, the trace context, and the length of chunks. */
+function withTrace(
+  headers: Record<string, string>,
+  trace: UpstreamTrace,
+  length: number | null,
+): Record<string, string> {
+  const added: Record<string, string> = { 'x-request-id': trace.requestId };
+  if (trace.traceparent !== undefined) {
+    added.traceparent = trace.traceparent;
+  }
+  // Chunks are written one by one, and undici needs their length up front to send it.
+  if (length !== null) {
+    added['content-length'] = String(length);
+  }
+  return withFields(headers, added);
 }
 
 /** What undici is given to send: one string or buffer, or chunks with their length in all. */

@@ -129,11 +129,52 @@ export class BillDto {
 
   @ApiProperty({ pattern: MONEY_PATTERN, description: 'USD charged, exact decimal string', example: '0.0075' })
   cost: string;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The client's own X-Request-Id, when it sent a valid one (echoed as x-client-request-id)",
+    example: 'my-trace-42',
+  })
+  clientRequestId: string | null;
 }
 
 export class BillPageDto {
   @ApiProperty({ type: [BillDto] })
   data: BillDto[];
+
+  @ApiProperty({
+    example: 'WyIyMDI2LTExLTIxVDA4OjMwOjAwWiIsInJlcV8xIl0',
+    type: String,
+    nullable: true,
+    description: 'Pass as cursor for the next page; null on the last',
+  })
+  nextCursor: string | null;
+}
+
+/** A bill as an operator sees it: with what the upstream said of the request, which customers never see. */
+export class OperatorBillDto extends BillDto {
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The provider's own id of the request that answered (x-request-id, request-id, …), when it sent one",
+    example: 'req_abc123',
+  })
+  providerRequestId: string | null;
+
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description:
+      'Milliseconds from sending the upstream request to its first byte; null on bills from before it was kept',
+    example: 240,
+  })
+  firstByteMs: number | null;
+}
+
+export class OperatorBillPageDto {
+  @ApiProperty({ type: [OperatorBillDto] })
+  data: OperatorBillDto[];
 
   @ApiProperty({
     example: 'WyIyMDI2LTExLTIxVDA4OjMwOjAwWiIsInJlcV8xIl0',
