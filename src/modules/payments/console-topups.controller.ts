@@ -8,8 +8,8 @@ import { DepositsService } from 'src/modules/payments/chain/deposits.service';
 import { DepositAddressListDto } from 'src/modules/payments/dto/deposit.dto';
 import { RedemptionCreateDto } from 'src/modules/payments/dto/redemption.dto';
 import { TopupCreateDto, TopupDto, TopupPageDto, TopupPageQueryDto } from 'src/modules/payments/dto/topup.dto';
-import { RedemptionsService } from 'src/modules/payments/redemptions.service';
-import { TopupsService } from 'src/modules/payments/topups.service';
+import { RedemptionsService } from 'src/modules/payments/redemptions/redemptions.service';
+import { TopupsService } from 'src/modules/payments/orders/topups.service';
 
 @ApiTags('console')
 @ConsoleAuth()

@@ -1,6 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { ConfirmedVia, StoredEvidence, TopupOrderEntity, TopupStatus } from 'src/modules/payments/topup-order.entity';
+import {
+  ConfirmedVia,
+  StoredEvidence,
+  TopupOrderEntity,
+  TopupStatus,
+} from 'src/modules/payments/orders/topup-order.entity';
 import { EntityManager, Repository } from 'typeorm';
 
 export type NewTopupOrder = Pick<

@@ -7,12 +7,16 @@ import { domainSlot } from 'src/common/redis/key-slots';
 import { throttleAddress } from 'src/modules/auth/client-address';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
 import { RedemptionBatchCreateDto, RedemptionBatchDto } from 'src/modules/payments/dto/redemption.dto';
-import { PaymentConfirmation } from 'src/modules/payments/payment-confirmation.service';
+import { PaymentConfirmation } from 'src/modules/payments/confirmation/payment-confirmation.service';
 import { PaymentThrottle } from 'src/modules/payments/payment-throttle';
-import { RedemptionCodeEntity } from 'src/modules/payments/redemption-code.entity';
-import { hashRedemptionCode, newRedemptionCode, normalizeRedemptionCode } from 'src/modules/payments/redemption-codes';
-import { formatAmount } from 'src/common/money/topup-amounts';
-import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
+import { RedemptionCodeEntity } from 'src/modules/payments/redemptions/redemption-code.entity';
+import {
+  hashRedemptionCode,
+  newRedemptionCode,
+  normalizeRedemptionCode,
+} from 'src/modules/payments/redemptions/redemption-codes';
+import { formatAmount } from 'src/modules/payments/orders/topup-amounts';
+import { TopupOrdersRepository } from 'src/modules/payments/orders/topup-orders.repository';
 import { DataSource } from 'typeorm';
 
 /** Tries per minute: plenty for a person typing a code, nothing for someone guessing one. */

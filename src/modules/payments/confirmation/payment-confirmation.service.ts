@@ -6,9 +6,9 @@ import { metrics } from 'src/common/metrics/metrics';
 import { BalanceGateService, BalanceSnapshot } from 'src/modules/ledger/balance-gate.service';
 import { LedgerEntryEntity } from 'src/modules/ledger/ledger-entry.entity';
 import { LedgerRepository } from 'src/modules/ledger/ledger.repository';
-import { parseAmount } from 'src/common/money/topup-amounts';
-import { ConfirmedVia, StoredEvidence, TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
-import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
+import { parseAmount } from 'src/modules/payments/orders/topup-amounts';
+import { ConfirmedVia, StoredEvidence, TopupOrderEntity } from 'src/modules/payments/orders/topup-order.entity';
+import { TopupOrdersRepository } from 'src/modules/payments/orders/topup-orders.repository';
 import { DataSource, EntityManager } from 'typeorm';
 
 /** Evidence that cannot pay the order it names, however often it is tried: no credit, and no retry. */

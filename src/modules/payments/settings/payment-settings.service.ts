@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { NANOS_PER_USD } from 'src/common/money/money';
-import { PaymentSettingsEntity } from 'src/modules/payments/payment-settings.entity';
+import { PaymentSettingsEntity } from 'src/modules/payments/settings/payment-settings.entity';
 import { Repository } from 'typeorm';
 
 /** What applies until the operator sets otherwise: 1 to 10,000 USD per order, orders live 30 minutes, no CNY rate. */
