@@ -5,7 +5,8 @@ import { LOGGER } from 'src/common/logging/logger';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { workerMetrics } from 'src/common/metrics/worker-metrics';
 import { Job, Queue, UnrecoverableError } from 'bullmq';
-import { PaymentJob, PaymentJobPayloads, QueueName } from 'src/common/queue/queue.constants';
+import { QueueName } from 'src/common/queue/queue.constants';
+import { PaymentJob, PaymentJobPayloads } from 'src/modules/payments/confirmation/payment-queue';
 import {
   ConfirmationRefused,
   PaymentConfirmation,
