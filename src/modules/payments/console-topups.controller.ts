@@ -2,7 +2,7 @@ import { Body, Controller, Get, Ip, Param, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth, ConsolePrincipal, CurrentPrincipal } from 'src/common/decorators/auth.decorators';
 import { uuidParam } from 'src/common/http/params';
-import { RequireVerifiedEmail } from 'src/modules/account-security/verified-email.guard';
+import { RequireVerifiedEmail } from 'src/modules/accounts/verified-email.guard';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
 import { DepositsService } from 'src/modules/payments/chain/deposits.service';
 import { DepositAddressListDto } from 'src/modules/payments/dto/deposit.dto';
