@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AccountsModule } from 'src/modules/accounts/accounts.module';
 import { registerQueue } from 'src/common/queue/bull-queues';
 import { QueueName } from 'src/common/queue/queue.constants';
 import { LedgerModule } from 'src/modules/ledger/ledger.module';
@@ -69,6 +70,8 @@ export class PaymentsCoreModule {}
     PaymentsCoreModule,
     TypeOrmModule.forFeature([PaymentSettingsEntity, RedemptionCodeEntity]),
     RateLimitsModule,
+    // VerifiedEmailGuard on the console's top-ups reads through AccountsRepository.
+    AccountsModule,
   ],
   controllers: [ConsoleTopupsController, AdminPaymentsController, WebhooksController],
   providers: [
