@@ -21,9 +21,11 @@ import { PaymentConfirmation } from 'src/modules/payments/confirmation/payment-c
 import { PaymentJobs } from 'src/modules/payments/confirmation/payment-jobs';
 import { PaymentProviders } from 'src/modules/payments/providers/payment-providers';
 import { PaymentSettingsEntity } from 'src/modules/payments/settings/payment-settings.entity';
+import { PaymentSettingsRepository } from 'src/modules/payments/settings/payment-settings.repository';
 import { PaymentSettingsService } from 'src/modules/payments/settings/payment-settings.service';
 import { PaymentThrottle } from 'src/modules/payments/payment-throttle';
 import { RedemptionCodeEntity } from 'src/modules/payments/redemptions/redemption-code.entity';
+import { RedemptionCodesRepository } from 'src/modules/payments/redemptions/redemption-codes.repository';
 import { RedemptionsService } from 'src/modules/payments/redemptions/redemptions.service';
 import { TopupOrderEntity } from 'src/modules/payments/orders/topup-order.entity';
 import { TopupOrdersRepository } from 'src/modules/payments/orders/topup-orders.repository';
@@ -77,6 +79,8 @@ export class PaymentsCoreModule {}
   providers: [
     TopupsService,
     PaymentSettingsService,
+    PaymentSettingsRepository,
+    RedemptionCodesRepository,
     RedemptionsService,
     WebhooksService,
     PaymentThrottle,

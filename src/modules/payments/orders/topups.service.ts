@@ -203,7 +203,7 @@ export class TopupsService {
   /** Counts and inserts under a per-account lock, so that concurrent creations cannot overrun the cap. */
   private createWithinCap(order: NewTopupOrder): Promise<TopupOrderEntity> {
     return this.dataSource.transaction(async (manager) => {
-      await manager.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`topup:${order.accountId}`]);
+      await this.orders.lockAccountOrders(manager, order.accountId);
       if ((await this.orders.countPending(order.accountId, manager)) >= MAX_PENDING_PER_ACCOUNT) {
         throw new ApiError(
           ErrorKind.RateLimited,
