@@ -16,7 +16,7 @@ import { AppConfig } from 'src/config/app-config';
 import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
 import { InFlightRequests } from 'src/modules/health/in-flight-requests';
 import { ShutdownState } from 'src/modules/health/shutdown.state';
-import { keepWebhookBodies } from 'src/modules/payments/webhook-bodies';
+import { keepWebhookBodies } from 'src/modules/payments/webhooks/webhook-bodies';
 import { buildOpenApiDocument } from 'src/openapi';
 
 /**

@@ -4,7 +4,7 @@ import { ConfigError, loadDatabaseConfig, loadRedisTarget } from 'src/config/app
 import { dataSourceOptions } from 'src/database/data-source.options';
 import { LEDGER_VERIFY_REPORT_KEY, LedgerVerifyReport } from 'src/modules/ledger/ledger-verify-report';
 import { findLedgerMismatches } from 'src/modules/ledger/ledger-verifier';
-import { findDepositMismatches, findTopupMismatches } from 'src/modules/payments/topup-verifier';
+import { findDepositMismatches, findTopupMismatches } from 'src/modules/payments/orders/topup-verifier';
 import { DataSource } from 'typeorm';
 
 /**

@@ -7,7 +7,7 @@ import { Prices, referralCredit, usageCost } from 'src/modules/billing/pricing';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
 import { BalanceGateService } from 'src/modules/ledger/balance-gate.service';
 import { findLedgerMismatches } from 'src/modules/ledger/ledger-verifier';
-import { findDepositMismatches, findTopupMismatches } from 'src/modules/payments/topup-verifier';
+import { findDepositMismatches, findTopupMismatches } from 'src/modules/payments/orders/topup-verifier';
 import { Customer, HttpResult, ModelOptions, TestGateway, TestWorker } from 'test/support/gateway';
 import { DataSource } from 'typeorm';
 

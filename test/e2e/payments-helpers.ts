@@ -1,5 +1,5 @@
 import { ChildProcess } from 'node:child_process';
-import { orderNoOf } from 'src/modules/payments/topup-order.entity';
+import { orderNoOf } from 'src/modules/payments/orders/topup-order.entity';
 import { Client } from 'pg';
 import { Books, usd } from 'test/e2e/billing-helpers';
 import { openDb } from 'test/e2e/e2e-helpers';

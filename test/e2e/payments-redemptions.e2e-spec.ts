@@ -1,4 +1,4 @@
-import { hashRedemptionCode, normalizeRedemptionCode } from 'src/modules/payments/redemption-codes';
+import { hashRedemptionCode, normalizeRedemptionCode } from 'src/modules/payments/redemptions/redemption-codes';
 import { usd } from 'test/e2e/billing-helpers';
 import { expectError, ISO_DATE_TIME, UUID } from 'test/e2e/e2e-helpers';
 import { usePaymentsWorld } from 'test/e2e/payments-helpers';

@@ -1,7 +1,7 @@
 import { Hex } from 'viem';
 import { metrics } from 'src/common/metrics/metrics';
 import { findLedgerMismatches } from 'src/modules/ledger/ledger-verifier';
-import { findDepositMismatches, findTopupMismatches } from 'src/modules/payments/topup-verifier';
+import { findDepositMismatches, findTopupMismatches } from 'src/modules/payments/orders/topup-verifier';
 import { ChainWatchers, depositsOf, ETH_DEPOSIT_XPUB, startChainWatchers } from 'test/integration/chain-helpers';
 import { TestDb } from 'test/integration/integration-helpers';
 import { LocalEvm, startLocalEvm } from 'test/support/local-evm';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ConnectionOptions, Queue, Worker } from 'bullmq';
 import { QUEUE_PREFIX, queueConnectionOf } from 'src/common/queue/queue-connection';
 import { RedisClient } from 'src/common/redis/redis-client';
-import { PaymentJobs } from 'src/modules/payments/payment-jobs';
+import { PaymentJobs } from 'src/modules/payments/confirmation/payment-jobs';
 import { testRedis, testRedisTarget } from 'test/support/test-redis';
 
 const EVIDENCE = {

@@ -1,5 +1,5 @@
-import { TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
-import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
+import { TopupOrderEntity } from 'src/modules/payments/orders/topup-order.entity';
+import { TopupOrdersRepository } from 'src/modules/payments/orders/topup-orders.repository';
 import { TestDb } from 'test/integration/integration-helpers';
 
 const WINDOW_HOURS = 24;

@@ -1,7 +1,7 @@
 import { metricsRegistry } from 'src/common/metrics/metrics';
 import { findLedgerMismatches } from 'src/modules/ledger/ledger-verifier';
 import { DepositCrediting } from 'src/modules/payments/chain/deposit-crediting.service';
-import { findDepositMismatches, findTopupMismatches } from 'src/modules/payments/topup-verifier';
+import { findDepositMismatches, findTopupMismatches } from 'src/modules/payments/orders/topup-verifier';
 import {
   ChainWatchers,
   depositsOf,

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
+import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
 import { AccountSecurityThrottle } from 'src/modules/account-security/account-security.throttle';
 import { AccountTokenPurpose } from 'src/modules/mail/account-token.entity';
 import { AccountTokensRepository } from 'src/modules/mail/account-tokens.repository';
@@ -13,6 +14,7 @@ export const invalidToken = () =>
 export class EmailVerificationService {
   constructor(
     private readonly tokens: AccountTokensRepository,
+    private readonly accounts: AccountsRepository,
     private readonly throttle: AccountSecurityThrottle,
     private readonly mail: MailQueue,
   ) {}
@@ -23,10 +25,7 @@ export class EmailVerificationService {
     const verified = await this.tokens.inTransaction(async (manager) => {
       const accountId = await this.tokens.consume(manager, token, AccountTokenPurpose.VerifyEmail);
       if (accountId) {
-        await manager.query(
-          'UPDATE accounts SET email_verified_at = COALESCE(email_verified_at, now()) WHERE id = $1',
-          [accountId],
-        );
+        await this.accounts.markEmailVerified(accountId, manager);
       }
       return accountId !== null;
     });

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
 import { AccountSecurityThrottle } from 'src/modules/account-security/account-security.throttle';
 import { AccountTokenPurpose } from 'src/modules/mail/account-token.entity';
 import { AccountTokensRepository } from 'src/modules/mail/account-tokens.repository';
@@ -11,6 +12,7 @@ import { MailQueue } from 'src/modules/mail/mail.queue';
 export class PasswordResetService {
   constructor(
     private readonly tokens: AccountTokensRepository,
+    private readonly accounts: AccountsRepository,
     private readonly throttle: AccountSecurityThrottle,
     private readonly mail: MailQueue,
     private readonly passwords: PasswordHasherService,
@@ -42,7 +44,7 @@ export class PasswordResetService {
     const accountId = await this.tokens.inTransaction(async (manager) => {
       const id = await this.tokens.consume(manager, token, AccountTokenPurpose.PasswordReset);
       if (id) {
-        await manager.query('UPDATE accounts SET password_hash = $2 WHERE id = $1', [id, passwordHash]);
+        await this.accounts.updatePasswordHash(id, passwordHash, manager);
         await this.tokens.consumeAll(manager, id, AccountTokenPurpose.PasswordReset);
         await this.sessions.revokeAll(id, { manager });
       }

@@ -41,6 +41,22 @@ export class AccountsRepository {
     await manager.update(AccountEntity, { id }, { passwordHash });
   }
 
+  /** Marks the address verified (the first time only); inside the caller's transaction when given one. */
+  async markEmailVerified(id: string, manager: EntityManager = this.accounts.manager): Promise<void> {
+    await manager.query('UPDATE accounts SET email_verified_at = COALESCE(email_verified_at, now()) WHERE id = $1', [
+      id,
+    ]);
+  }
+
+  /** Whether the account verified its address; null when there is no such account. */
+  async isEmailVerified(id: string): Promise<boolean | null> {
+    const rows = await this.accounts.query<{ verified: boolean }[]>(
+      'SELECT email_verified_at IS NOT NULL AS verified FROM accounts WHERE id = $1',
+      [id],
+    );
+    return rows[0] ? rows[0].verified : null;
+  }
+
   async isSuspended(id: string): Promise<boolean> {
     const account = await this.accounts.findOne({ select: { id: true, suspendedAt: true }, where: { id } });
     return (account?.suspendedAt ?? null) !== null;

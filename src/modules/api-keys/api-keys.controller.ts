@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@ne
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth, ConsolePrincipal, CurrentPrincipal } from 'src/common/decorators/auth.decorators';
 import { uuidParam } from 'src/common/http/params';
-import { RequireVerifiedEmail } from 'src/modules/account-security/verified-email.guard';
+import { RequireVerifiedEmail } from 'src/modules/accounts/verified-email.guard';
 import { ApiKeysService } from 'src/modules/api-keys/api-keys.service';
 import {
   ApiKeyCreateDto,

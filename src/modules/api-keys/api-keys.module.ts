@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AccountsModule } from 'src/modules/accounts/accounts.module';
 import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
 import { ApiKeyEntity } from 'src/modules/api-keys/api-key.entity';
 import { ApiKeysController } from 'src/modules/api-keys/api-keys.controller';
@@ -8,7 +9,8 @@ import { ApiKeysService } from 'src/modules/api-keys/api-keys.service';
 import { ModelsModule } from 'src/modules/models/models.module';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([ApiKeyEntity]), ModelsModule],
+  // AccountsModule: VerifiedEmailGuard on key creation reads through AccountsRepository.
+  imports: [TypeOrmModule.forFeature([ApiKeyEntity]), ModelsModule, AccountsModule],
   controllers: [ApiKeysController],
   providers: [ApiKeysRepository, ApiKeysService, ApiKeyAuthenticator],
   exports: [ApiKeyAuthenticator, ApiKeysRepository, ApiKeysService],

@@ -9,7 +9,7 @@ import {
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { PublicRoute } from 'src/common/decorators/auth.decorators';
-import { LoginDto, RegisterDto, SessionResponseDto } from 'src/modules/accounts/dto/account.dto';
+import { LoginDto, RegisterDto, SessionResponseDto } from 'src/modules/auth/dto/credentials.dto';
 import { AuthService } from 'src/modules/auth/auth.service';
 import { SessionClient } from 'src/modules/auth/console-sessions.service';
 import { CurrentClient } from 'src/modules/auth/current-client.decorator';

@@ -34,4 +34,25 @@ export class BalanceAlertsRepository {
   async remove(accountId: string): Promise<void> {
     await this.dataSource.query('DELETE FROM balance_alerts WHERE account_id = $1', [accountId]);
   }
+
+  /**
+   * Sets the alert's latch of every account below its threshold and returns those it set. One
+   * conditional UPDATE: of two settlements checking at once, only one sees the latch unset and
+   * returns the account, so exactly one mail goes out.
+   */
+  async latchBelowThreshold(accountIds: string[]): Promise<string[]> {
+    const [rows] = await this.dataSource.query<[{ account_id: string }[], number]>(
+      `UPDATE balance_alerts b SET alert_sent = true, updated_at = now()
+       FROM accounts a
+       WHERE b.account_id = ANY($1::uuid[]) AND a.id = b.account_id AND NOT b.alert_sent AND a.balance < b.threshold
+       RETURNING b.account_id`,
+      [accountIds],
+    );
+    return rows.map((row) => row.account_id);
+  }
+
+  /** Re-arms the alert without touching its threshold. */
+  async unlatch(accountId: string): Promise<void> {
+    await this.dataSource.query('UPDATE balance_alerts SET alert_sent = false WHERE account_id = $1', [accountId]);
+  }
 }

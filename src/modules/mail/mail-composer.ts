@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { MailJob, MailJobPayloads } from 'src/common/queue/queue.constants';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { AccountTokenPurpose } from 'src/modules/mail/account-token.entity';
@@ -13,7 +12,7 @@ import {
   VERIFY_EMAIL_TTL_MS,
   verificationMail,
 } from 'src/modules/mail/mail-messages';
-import { DataSource } from 'typeorm';
+import { MailRecipientsRepository } from 'src/modules/mail/mail-recipients.repository';
 
 /** A mail ready to go, and what to undo when it cannot be sent (a token minted for it, which nobody got). */
 export interface OutgoingMail {
@@ -31,7 +30,7 @@ const nothingToUndo = () => Promise.resolve();
 @Injectable()
 export class MailComposer {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly recipients: MailRecipientsRepository,
     private readonly tokens: AccountTokensRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -48,23 +47,17 @@ export class MailComposer {
   }
 
   private async verification(accountId: string): Promise<OutgoingMail | null> {
-    const [account] = await this.dataSource.query<{ email: string }[]>(
-      'SELECT email FROM accounts WHERE id = $1 AND email_verified_at IS NULL',
-      [accountId],
-    );
-    if (!account) {
+    const email = await this.recipients.unverifiedAddress(accountId);
+    if (email === null) {
       return null;
     }
     const { id, token } = await this.tokens.mint(accountId, AccountTokenPurpose.VerifyEmail, VERIFY_EMAIL_TTL_MS);
     const link = consoleLink(this.config.mail.consoleUrl, 'verify-email', token);
-    return { message: verificationMail(account.email, link), discard: () => this.tokens.discard(id) };
+    return { message: verificationMail(email, link), discard: () => this.tokens.discard(id) };
   }
 
   private async passwordReset(email: string): Promise<OutgoingMail | null> {
-    const [account] = await this.dataSource.query<{ id: string; email: string }[]>(
-      'SELECT id, email FROM accounts WHERE email = $1',
-      [email.trim().toLowerCase()],
-    );
+    const account = await this.recipients.accountByEmail(email);
     if (!account) {
       return null;
     }
@@ -74,15 +67,11 @@ export class MailComposer {
   }
 
   private async lowBalance(accountId: string): Promise<OutgoingMail | null> {
-    const [row] = await this.dataSource.query<{ email: string; balance: string; threshold: string }[]>(
-      `SELECT a.email, a.balance, b.threshold FROM accounts a JOIN balance_alerts b ON b.account_id = a.id
-       WHERE a.id = $1 AND b.alert_sent AND a.balance < b.threshold`,
-      [accountId],
-    );
-    if (!row) {
+    const alert = await this.recipients.lowBalanceAlert(accountId);
+    if (!alert) {
       return null;
     }
-    const message = lowBalanceMail(row.email, BigInt(row.balance), BigInt(row.threshold), this.config.mail.consoleUrl);
+    const message = lowBalanceMail(alert.email, alert.balance, alert.threshold, this.config.mail.consoleUrl);
     return { message, discard: nothingToUndo };
   }
 }

@@ -9,10 +9,10 @@ import { AdminDepositPageDto, AdminDepositQueryDto } from 'src/modules/payments/
 import { PaymentSettingsDto, PaymentSettingsUpdateDto } from 'src/modules/payments/dto/payment-settings.dto';
 import { RedemptionBatchCreateDto, RedemptionBatchDto } from 'src/modules/payments/dto/redemption.dto';
 import { AdminTopupDto, AdminTopupPageDto, AdminTopupQueryDto } from 'src/modules/payments/dto/topup.dto';
-import { PaymentSettingsService } from 'src/modules/payments/payment-settings.service';
-import { RedemptionsService } from 'src/modules/payments/redemptions.service';
-import { formatRate, parseRate } from 'src/common/money/topup-amounts';
-import { TopupsService } from 'src/modules/payments/topups.service';
+import { PaymentSettingsService } from 'src/modules/payments/settings/payment-settings.service';
+import { RedemptionsService } from 'src/modules/payments/redemptions/redemptions.service';
+import { formatRate, parseRate } from 'src/modules/payments/orders/topup-amounts';
+import { TopupsService } from 'src/modules/payments/orders/topups.service';
 
 @ApiTags('admin')
 @AdminAuth()

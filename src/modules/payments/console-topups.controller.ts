@@ -2,14 +2,14 @@ import { Body, Controller, Get, Ip, Param, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth, ConsolePrincipal, CurrentPrincipal } from 'src/common/decorators/auth.decorators';
 import { uuidParam } from 'src/common/http/params';
-import { RequireVerifiedEmail } from 'src/modules/account-security/verified-email.guard';
+import { RequireVerifiedEmail } from 'src/modules/accounts/verified-email.guard';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
 import { DepositsService } from 'src/modules/payments/chain/deposits.service';
 import { DepositAddressListDto } from 'src/modules/payments/dto/deposit.dto';
 import { RedemptionCreateDto } from 'src/modules/payments/dto/redemption.dto';
 import { TopupCreateDto, TopupDto, TopupPageDto, TopupPageQueryDto } from 'src/modules/payments/dto/topup.dto';
-import { RedemptionsService } from 'src/modules/payments/redemptions.service';
-import { TopupsService } from 'src/modules/payments/topups.service';
+import { RedemptionsService } from 'src/modules/payments/redemptions/redemptions.service';
+import { TopupsService } from 'src/modules/payments/orders/topups.service';
 
 @ApiTags('console')
 @ConsoleAuth()

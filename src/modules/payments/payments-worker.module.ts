@@ -6,8 +6,8 @@ import { Erc20Watcher } from 'src/modules/payments/chain/erc20-watcher';
 import { Trc20Watcher } from 'src/modules/payments/chain/trc20-watcher';
 import { TronGridBudget } from 'src/modules/payments/chain/trongrid-budget';
 import { PaymentsCoreModule } from 'src/modules/payments/payments.module';
-import { PaymentsProcessor } from 'src/modules/payments/payments.processor';
-import { ReconciliationService } from 'src/modules/payments/reconciliation.service';
+import { PaymentsProcessor } from 'src/modules/payments/confirmation/payments.processor';
+import { ReconciliationService } from 'src/modules/payments/confirmation/reconciliation.service';
 
 /**
  * The payment-confirmation worker: notifications handed over by the API, the poller, the expiry sweep,

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AccountsModule } from 'src/modules/accounts/accounts.module';
 import { registerQueue } from 'src/common/queue/bull-queues';
 import { QueueName } from 'src/common/queue/queue.constants';
 import { LedgerModule } from 'src/modules/ledger/ledger.module';
@@ -16,19 +17,21 @@ import { DepositsService } from 'src/modules/payments/chain/deposits.service';
 import { UsdtOrders } from 'src/modules/payments/chain/usdt-orders';
 import { AdminPaymentsController } from 'src/modules/payments/admin-payments.controller';
 import { ConsoleTopupsController } from 'src/modules/payments/console-topups.controller';
-import { PaymentConfirmation } from 'src/modules/payments/payment-confirmation.service';
-import { PaymentJobs } from 'src/modules/payments/payment-jobs';
-import { PaymentProviders } from 'src/modules/payments/payment-providers';
-import { PaymentSettingsEntity } from 'src/modules/payments/payment-settings.entity';
-import { PaymentSettingsService } from 'src/modules/payments/payment-settings.service';
+import { PaymentConfirmation } from 'src/modules/payments/confirmation/payment-confirmation.service';
+import { PaymentJobs } from 'src/modules/payments/confirmation/payment-jobs';
+import { PaymentProviders } from 'src/modules/payments/providers/payment-providers';
+import { PaymentSettingsEntity } from 'src/modules/payments/settings/payment-settings.entity';
+import { PaymentSettingsRepository } from 'src/modules/payments/settings/payment-settings.repository';
+import { PaymentSettingsService } from 'src/modules/payments/settings/payment-settings.service';
 import { PaymentThrottle } from 'src/modules/payments/payment-throttle';
-import { RedemptionCodeEntity } from 'src/modules/payments/redemption-code.entity';
-import { RedemptionsService } from 'src/modules/payments/redemptions.service';
-import { TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
-import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
-import { TopupsService } from 'src/modules/payments/topups.service';
-import { WebhooksController } from 'src/modules/payments/webhooks.controller';
-import { WebhooksService } from 'src/modules/payments/webhooks.service';
+import { RedemptionCodeEntity } from 'src/modules/payments/redemptions/redemption-code.entity';
+import { RedemptionCodesRepository } from 'src/modules/payments/redemptions/redemption-codes.repository';
+import { RedemptionsService } from 'src/modules/payments/redemptions/redemptions.service';
+import { TopupOrderEntity } from 'src/modules/payments/orders/topup-order.entity';
+import { TopupOrdersRepository } from 'src/modules/payments/orders/topup-orders.repository';
+import { TopupsService } from 'src/modules/payments/orders/topups.service';
+import { WebhooksController } from 'src/modules/payments/webhooks/webhooks.controller';
+import { WebhooksService } from 'src/modules/payments/webhooks/webhooks.service';
 import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
 
 const CORE_PROVIDERS = [
@@ -69,11 +72,15 @@ export class PaymentsCoreModule {}
     PaymentsCoreModule,
     TypeOrmModule.forFeature([PaymentSettingsEntity, RedemptionCodeEntity]),
     RateLimitsModule,
+    // VerifiedEmailGuard on the console's top-ups reads through AccountsRepository.
+    AccountsModule,
   ],
   controllers: [ConsoleTopupsController, AdminPaymentsController, WebhooksController],
   providers: [
     TopupsService,
     PaymentSettingsService,
+    PaymentSettingsRepository,
+    RedemptionCodesRepository,
     RedemptionsService,
     WebhooksService,
     PaymentThrottle,

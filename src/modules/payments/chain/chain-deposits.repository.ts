@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { ChainDepositEntity, DepositStatus } from 'src/modules/payments/chain/chain-deposit.entity';
-import { TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
+import { TopupOrderEntity } from 'src/modules/payments/orders/topup-order.entity';
 import { ChainTransfer, UsdtNetwork } from 'src/modules/payments/chain/usdt-network';
 import { EntityManager, In, IsNull, Repository } from 'typeorm';
 

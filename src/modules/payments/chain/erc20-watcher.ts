@@ -12,7 +12,7 @@ import { DepositCrediting, DepositResult } from 'src/modules/payments/chain/depo
 import { Erc20Finality } from 'src/modules/payments/chain/erc20-finality';
 import { Erc20Logs, TransferLog } from 'src/modules/payments/chain/erc20-logs';
 import { ChainUnavailable } from 'src/modules/payments/chain/trongrid-client';
-import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
+import { TopupOrdersRepository } from 'src/modules/payments/orders/topup-orders.repository';
 import { DataSource } from 'typeorm';
 
 /** eth_getLogs ranges: providers refuse larger ones. */

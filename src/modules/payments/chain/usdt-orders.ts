@@ -5,9 +5,9 @@ import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { DepositAddressesService } from 'src/modules/payments/chain/deposit-addresses.service';
 import { UsdtNetwork } from 'src/modules/payments/chain/usdt-network';
 import { TopupCreateDto } from 'src/modules/payments/dto/topup.dto';
-import { PaymentSettings } from 'src/modules/payments/payment-settings.service';
-import { creditForUsdt, formatAmount, parseAmount } from 'src/common/money/topup-amounts';
-import { NewTopupOrder } from 'src/modules/payments/topup-orders.repository';
+import { PaymentSettings } from 'src/modules/payments/settings/payment-settings.service';
+import { creditForUsdt, formatAmount, parseAmount } from 'src/modules/payments/orders/topup-amounts';
+import { NewTopupOrder } from 'src/modules/payments/orders/topup-orders.repository';
 
 /**
  * What `confirmations` counts up to on an order shown while `ERC20_CONFIRMATIONS=finalized`: about

@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
 import { formatUsd } from 'src/common/money/money';
-import { PaymentSettings } from 'src/modules/payments/payment-settings.service';
+import { PaymentSettings } from 'src/modules/payments/settings/payment-settings.service';
 
 /** Alipay's and WeChat Pay's longest payment window is far longer; a day is plenty for a QR code. */
 export const MAX_ORDER_TTL_MINUTES = 1_440;

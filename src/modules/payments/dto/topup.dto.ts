@@ -4,14 +4,14 @@ import { CursorQueryDto } from 'src/common/http/date-range.dto';
 import { formatUsd } from 'src/common/money/money';
 import { MONEY_PATTERN } from 'src/common/openapi/money-property';
 import { USDT_NETWORKS } from 'src/modules/payments/chain/usdt-network';
-import { formatAmount, TOPUP_CURRENCIES, TopupCurrency } from 'src/common/money/topup-amounts';
+import { formatAmount, TOPUP_CURRENCIES, TopupCurrency } from 'src/modules/payments/orders/topup-amounts';
 import {
   TOPUP_METHODS,
   TOPUP_STATUSES,
   TopupMethod,
   TopupOrderEntity,
   TopupStatus,
-} from 'src/modules/payments/topup-order.entity';
+} from 'src/modules/payments/orders/topup-order.entity';
 
 export const PAYABLE_CURRENCIES = ['CNY', 'USDT'] as const;
 export const WALLET_METHODS = ['alipay', 'wechatpay'] as const;

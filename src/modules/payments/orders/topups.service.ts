@@ -17,15 +17,21 @@ import {
   TopupPageQueryDto,
 } from 'src/modules/payments/dto/topup.dto';
 import { UsdtOrders } from 'src/modules/payments/chain/usdt-orders';
-import { PaymentJobs } from 'src/modules/payments/payment-jobs';
-import { PaymentProviders } from 'src/modules/payments/payment-providers';
-import { PaymentSettingsService } from 'src/modules/payments/payment-settings.service';
-import { delayUntilPoll } from 'src/modules/payments/poll-schedule';
+import { PaymentJobs } from 'src/modules/payments/confirmation/payment-jobs';
+import { PaymentProviders } from 'src/modules/payments/providers/payment-providers';
+import { PaymentSettingsService } from 'src/modules/payments/settings/payment-settings.service';
+import { delayUntilPoll } from 'src/modules/payments/confirmation/poll-schedule';
 import { ProviderUnavailable } from 'src/modules/payments/providers/payment-provider';
-import { paymentOrderOf } from 'src/modules/payments/payment-order';
-import { cnyRangeFor, creditForCny, formatAmount, parseAmount, parseRate } from 'src/common/money/topup-amounts';
-import { TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
-import { NewTopupOrder, TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
+import { paymentOrderOf } from 'src/modules/payments/orders/payment-order';
+import {
+  cnyRangeFor,
+  creditForCny,
+  formatAmount,
+  parseAmount,
+  parseRate,
+} from 'src/modules/payments/orders/topup-amounts';
+import { TopupOrderEntity } from 'src/modules/payments/orders/topup-order.entity';
+import { NewTopupOrder, TopupOrdersRepository } from 'src/modules/payments/orders/topup-orders.repository';
 import { PaymentThrottle } from 'src/modules/payments/payment-throttle';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -197,7 +203,7 @@ export class TopupsService {
   /** Counts and inserts under a per-account lock, so that concurrent creations cannot overrun the cap. */
   private createWithinCap(order: NewTopupOrder): Promise<TopupOrderEntity> {
     return this.dataSource.transaction(async (manager) => {
-      await manager.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`topup:${order.accountId}`]);
+      await this.orders.lockAccountOrders(manager, order.accountId);
       if ((await this.orders.countPending(order.accountId, manager)) >= MAX_PENDING_PER_ACCOUNT) {
         throw new ApiError(
           ErrorKind.RateLimited,

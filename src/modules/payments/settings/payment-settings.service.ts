@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
 import { NANOS_PER_USD } from 'src/common/money/money';
-import { PaymentSettingsEntity } from 'src/modules/payments/payment-settings.entity';
-import { Repository } from 'typeorm';
+import { PaymentSettingsEntity } from 'src/modules/payments/settings/payment-settings.entity';
+import { PaymentSettingsRepository } from 'src/modules/payments/settings/payment-settings.repository';
 
 /** What applies until the operator sets otherwise: 1 to 10,000 USD per order, orders live 30 minutes, no CNY rate. */
 const DEFAULTS = {
@@ -19,15 +18,15 @@ export type PaymentSettings = Pick<
 
 @Injectable()
 export class PaymentSettingsService {
-  constructor(@InjectRepository(PaymentSettingsEntity) private readonly settings: Repository<PaymentSettingsEntity>) {}
+  constructor(private readonly settings: PaymentSettingsRepository) {}
 
   /** Read per order: an order copies what applies when it is created, so a change applies at once everywhere. */
   async current(): Promise<PaymentSettings> {
-    return (await this.settings.findOneBy({ id: 1 })) ?? { ...DEFAULTS };
+    return (await this.settings.find()) ?? { ...DEFAULTS };
   }
 
   async replace(settings: PaymentSettings): Promise<PaymentSettings> {
-    await this.settings.upsert({ id: 1, ...settings }, ['id']);
+    await this.settings.replace(settings);
     return this.current();
   }
 }

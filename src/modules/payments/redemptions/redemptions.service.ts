@@ -7,12 +7,16 @@ import { domainSlot } from 'src/common/redis/key-slots';
 import { throttleAddress } from 'src/modules/auth/client-address';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
 import { RedemptionBatchCreateDto, RedemptionBatchDto } from 'src/modules/payments/dto/redemption.dto';
-import { PaymentConfirmation } from 'src/modules/payments/payment-confirmation.service';
+import { PaymentConfirmation } from 'src/modules/payments/confirmation/payment-confirmation.service';
 import { PaymentThrottle } from 'src/modules/payments/payment-throttle';
-import { RedemptionCodeEntity } from 'src/modules/payments/redemption-code.entity';
-import { hashRedemptionCode, newRedemptionCode, normalizeRedemptionCode } from 'src/modules/payments/redemption-codes';
-import { formatAmount } from 'src/common/money/topup-amounts';
-import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
+import { RedemptionCodesRepository } from 'src/modules/payments/redemptions/redemption-codes.repository';
+import {
+  hashRedemptionCode,
+  newRedemptionCode,
+  normalizeRedemptionCode,
+} from 'src/modules/payments/redemptions/redemption-codes';
+import { formatAmount } from 'src/modules/payments/orders/topup-amounts';
+import { TopupOrdersRepository } from 'src/modules/payments/orders/topup-orders.repository';
 import { DataSource } from 'typeorm';
 
 /** Tries per minute: plenty for a person typing a code, nothing for someone guessing one. */
@@ -26,6 +30,7 @@ const unusable = () => ApiError.invalid('code is unknown, already used or expire
 export class RedemptionsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly codes: RedemptionCodesRepository,
     private readonly orders: TopupOrdersRepository,
     private readonly confirmation: PaymentConfirmation,
     private readonly throttle: PaymentThrottle,
@@ -43,7 +48,7 @@ export class RedemptionsService {
     }
     const batchId = randomUUID();
     const codes = Array.from({ length: dto.count }, () => newRedemptionCode());
-    await this.dataSource.getRepository(RedemptionCodeEntity).insert(
+    await this.codes.insert(
       codes.map((code) => ({
         codeHash: hashRedemptionCode(normalizeRedemptionCode(code)!),
         amount,
@@ -66,18 +71,11 @@ export class RedemptionsService {
       throw unusable();
     }
     const confirmation = await this.dataSource.transaction(async (manager) => {
-      const [claimed] = await manager.query<{ id: string; amount: string }[]>(
-        `WITH claimed AS (
-           UPDATE redemption_codes SET redeemed_at = now(), redeemed_by = $2
-           WHERE code_hash = $1 AND redeemed_at IS NULL AND (expires_at IS NULL OR expires_at > now())
-           RETURNING id, amount
-         ) SELECT * FROM claimed`,
-        [hashRedemptionCode(code), accountId],
-      );
+      const claimed = await this.codes.claim(manager, hashRedemptionCode(code), accountId);
       if (!claimed) {
         throw unusable();
       }
-      const amount = BigInt(claimed.amount);
+      const { amount } = claimed;
       const order = await this.orders.create(
         {
           accountId,
@@ -91,7 +89,7 @@ export class RedemptionsService {
         },
         manager,
       );
-      await manager.update(RedemptionCodeEntity, { id: claimed.id }, { orderId: order.id });
+      await this.codes.setOrder(manager, claimed.id, order.id);
       const evidence = {
         provider: 'redemption',
         tradeNo: claimed.id,

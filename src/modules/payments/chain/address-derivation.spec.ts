@@ -7,7 +7,7 @@ import {
   tronAddressBytes,
   tronAddressOf,
   tronDepositAddress,
-} from 'src/common/crypto/address-derivation';
+} from 'src/modules/payments/chain/address-derivation';
 import { getAddress } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 

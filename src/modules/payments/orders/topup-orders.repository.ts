@@ -1,6 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { ConfirmedVia, StoredEvidence, TopupOrderEntity, TopupStatus } from 'src/modules/payments/topup-order.entity';
+import {
+  ConfirmedVia,
+  StoredEvidence,
+  TopupOrderEntity,
+  TopupStatus,
+} from 'src/modules/payments/orders/topup-order.entity';
 import { EntityManager, Repository } from 'typeorm';
 
 export type NewTopupOrder = Pick<
@@ -39,8 +44,27 @@ export class TopupOrdersRepository {
     return Number(row.count);
   }
 
-  findById(id: string): Promise<TopupOrderEntity | null> {
-    return this.orders.findOneBy({ id });
+  findById(id: string, manager: EntityManager = this.orders.manager): Promise<TopupOrderEntity | null> {
+    return manager.findOneBy(TopupOrderEntity, { id });
+  }
+
+  /**
+   * Holds the account's order lock until the caller's transaction ends, so that concurrent creations
+   * count the pending orders one after the other.
+   */
+  async lockAccountOrders(manager: EntityManager, accountId: string): Promise<void> {
+    await manager.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`topup:${accountId}`]);
+  }
+
+  /**
+   * Marks the account's first paid top-up (once): a referral waits for it (accounts/referral-effective.ts).
+   * Written with the credit, in the confirmation's transaction.
+   */
+  async markFirstPaidTopup(manager: EntityManager, accountId: string): Promise<void> {
+    await manager.query(
+      'UPDATE accounts SET first_paid_topup_at = now() WHERE id = $1 AND first_paid_topup_at IS NULL',
+      [accountId],
+    );
   }
 
   /** Newest first. */

@@ -3,14 +3,17 @@ import { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
-import { ConfirmationRefused, PaymentConfirmation } from 'src/modules/payments/payment-confirmation.service';
-import { PaymentJobs } from 'src/modules/payments/payment-jobs';
-import { PaymentProviders } from 'src/modules/payments/payment-providers';
-import { delayUntilPoll } from 'src/modules/payments/poll-schedule';
-import { paymentOrderOf } from 'src/modules/payments/payment-order';
+import {
+  ConfirmationRefused,
+  PaymentConfirmation,
+} from 'src/modules/payments/confirmation/payment-confirmation.service';
+import { PaymentJobs } from 'src/modules/payments/confirmation/payment-jobs';
+import { PaymentProviders } from 'src/modules/payments/providers/payment-providers';
+import { delayUntilPoll } from 'src/modules/payments/confirmation/poll-schedule';
+import { paymentOrderOf } from 'src/modules/payments/orders/payment-order';
 import { ProviderUnavailable } from 'src/modules/payments/providers/payment-provider';
-import { StoredEvidence, TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
-import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
+import { StoredEvidence, TopupOrderEntity } from 'src/modules/payments/orders/topup-order.entity';
+import { TopupOrdersRepository } from 'src/modules/payments/orders/topup-orders.repository';
 
 /** Pending orders past their expiry by more than this had their poll chain lost: the sweep picks them up. */
 export const OVERDUE_GRACE_MS = 5 * 60_000;

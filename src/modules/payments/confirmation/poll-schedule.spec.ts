@@ -1,4 +1,4 @@
-import { delayUntilPoll, pollTime } from 'src/modules/payments/poll-schedule';
+import { delayUntilPoll, pollTime } from 'src/modules/payments/confirmation/poll-schedule';
 
 const MINUTE = 60_000;
 const DEFAULT = [30_000, MINUTE, 2 * MINUTE, 5 * MINUTE];

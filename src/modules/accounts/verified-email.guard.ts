@@ -1,20 +1,19 @@
 import { applyDecorators, CanActivate, ExecutionContext, Inject, Injectable, UseGuards } from '@nestjs/common';
 import { ApiForbiddenResponse } from '@nestjs/swagger';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { AuthenticatedRequest, AuthKind } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
-import { DataSource } from 'typeorm';
+import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
 
 /**
  * Refuses (403 `email_not_verified`) a console account whose address is not verified, when
- * REQUIRE_EMAIL_VERIFICATION is on. Runs after the global AuthGuard attached the principal. Its
- * dependencies are global (the config, the data source), so any module's controller can use it.
+ * REQUIRE_EMAIL_VERIFICATION is on. Runs after the global AuthGuard attached the principal. A
+ * controller's module that uses it imports AccountsModule, for the repository it reads through.
  */
 @Injectable()
 export class VerifiedEmailGuard implements CanActivate {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly accounts: AccountsRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -26,11 +25,7 @@ export class VerifiedEmailGuard implements CanActivate {
     if (principal?.kind !== AuthKind.Console) {
       throw new Error('RequireVerifiedEmail used on a route without a console session');
     }
-    const rows = await this.dataSource.query<{ verified: boolean }[]>(
-      'SELECT email_verified_at IS NOT NULL AS verified FROM accounts WHERE id = $1',
-      [principal.accountId],
-    );
-    if (rows[0] && !rows[0].verified) {
+    if ((await this.accounts.isEmailVerified(principal.accountId)) === false) {
       throw new ApiError(
         ErrorKind.EmailNotVerified,
         'Verify your e-mail address first: follow the link we mailed you, or ask for a new one.',

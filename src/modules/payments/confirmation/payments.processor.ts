@@ -6,9 +6,13 @@ import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { workerMetrics } from 'src/common/metrics/worker-metrics';
 import { inJob } from 'src/common/logging/job-context';
 import { Job, Queue, UnrecoverableError } from 'bullmq';
-import { PaymentJob, PaymentJobPayloads, QueueName } from 'src/common/queue/queue.constants';
-import { ConfirmationRefused, PaymentConfirmation } from 'src/modules/payments/payment-confirmation.service';
-import { ReconciliationService } from 'src/modules/payments/reconciliation.service';
+import { QueueName } from 'src/common/queue/queue.constants';
+import { PaymentJob, PaymentJobPayloads } from 'src/modules/payments/confirmation/payment-queue';
+import {
+  ConfirmationRefused,
+  PaymentConfirmation,
+} from 'src/modules/payments/confirmation/payment-confirmation.service';
+import { ReconciliationService } from 'src/modules/payments/confirmation/reconciliation.service';
 
 /** The sweep runs as often as the poller's longest interval, and at least every minute. */
 const SWEEP_OVERDUE_AT_MOST_EVERY_MS = 60_000;

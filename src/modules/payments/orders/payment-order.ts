@@ -1,6 +1,6 @@
 import { PaymentOrder } from 'src/modules/payments/providers/payment-provider';
-import { formatAmount } from 'src/common/money/topup-amounts';
-import { orderNoOf, TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
+import { formatAmount } from 'src/modules/payments/orders/topup-amounts';
+import { orderNoOf, TopupOrderEntity } from 'src/modules/payments/orders/topup-order.entity';
 
 /** Shown to the payer in the wallet. */
 export const ORDER_SUBJECT = 'Gateway balance top-up';

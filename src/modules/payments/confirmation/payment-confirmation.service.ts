@@ -6,9 +6,9 @@ import { metrics } from 'src/common/metrics/metrics';
 import { BalanceGateService, BalanceSnapshot } from 'src/modules/ledger/balance-gate.service';
 import { LedgerEntryEntity } from 'src/modules/ledger/ledger-entry.entity';
 import { LedgerRepository } from 'src/modules/ledger/ledger.repository';
-import { parseAmount } from 'src/common/money/topup-amounts';
-import { ConfirmedVia, StoredEvidence, TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
-import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
+import { parseAmount } from 'src/modules/payments/orders/topup-amounts';
+import { ConfirmedVia, StoredEvidence, TopupOrderEntity } from 'src/modules/payments/orders/topup-order.entity';
+import { TopupOrdersRepository } from 'src/modules/payments/orders/topup-orders.repository';
 import { DataSource, EntityManager } from 'typeorm';
 
 /** Evidence that cannot pay the order it names, however often it is tried: no credit, and no retry. */
@@ -90,7 +90,7 @@ export class PaymentConfirmation {
     evidence: StoredEvidence,
     via: ConfirmedVia,
   ): Promise<Confirmation> {
-    const order = await manager.findOneBy(TopupOrderEntity, { id: orderId });
+    const order = await this.orders.findById(orderId, manager);
     if (!order) {
       throw new ConfirmationRefused('unknown_order');
     }
@@ -117,11 +117,8 @@ export class PaymentConfirmation {
     }
     // The first paid top-up of any kind (a wallet, USDT, a redemption code) is a signal a referral
     // waits for, as much as a verified e-mail (accounts/referral-effective.ts): it is recorded once.
-    await manager.query(
-      'UPDATE accounts SET first_paid_topup_at = now() WHERE id = $1 AND first_paid_topup_at IS NULL',
-      [order.accountId],
-    );
-    const paid = await manager.findOneByOrFail(TopupOrderEntity, { id: orderId });
+    await this.orders.markFirstPaidTopup(manager, order.accountId);
+    const paid = (await this.orders.findById(orderId, manager))!;
     return {
       outcome: 'credited',
       order: paid,

@@ -2,8 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
-import { PaymentJobs } from 'src/modules/payments/payment-jobs';
-import { PaymentProviders } from 'src/modules/payments/payment-providers';
+import { PaymentJobs } from 'src/modules/payments/confirmation/payment-jobs';
+import { PaymentProviders } from 'src/modules/payments/providers/payment-providers';
 import {
   NotificationRejected,
   PaymentProvider,
@@ -11,9 +11,9 @@ import {
   VerifiedNotification,
   WebhookReply,
 } from 'src/modules/payments/providers/payment-provider';
-import { parseAmount } from 'src/common/money/topup-amounts';
-import { orderIdOf, TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
-import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
+import { parseAmount } from 'src/modules/payments/orders/topup-amounts';
+import { orderIdOf, TopupOrderEntity } from 'src/modules/payments/orders/topup-order.entity';
+import { TopupOrdersRepository } from 'src/modules/payments/orders/topup-orders.repository';
 
 /**
  * A wallet's notification: verified with the keys of the provider its path names, matched against the

@@ -3,7 +3,8 @@ import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { JobsOptions, Queue, QueueEvents } from 'bullmq';
 import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
-import { EvidencePayload, PaymentJob, PaymentJobPayloads, QueueName } from 'src/common/queue/queue.constants';
+import { QueueName } from 'src/common/queue/queue.constants';
+import { EvidencePayload, PaymentJob, PaymentJobPayloads } from 'src/modules/payments/confirmation/payment-queue';
 
 /** A confirmation that cannot commit (Postgres away) is retried this often before the job fails. */
 const CONFIRM_ATTEMPTS = 5;

@@ -3,7 +3,7 @@ import {
   hashRedemptionCode,
   newRedemptionCode,
   normalizeRedemptionCode,
-} from 'src/modules/payments/redemption-codes';
+} from 'src/modules/payments/redemptions/redemption-codes';
 
 describe('redemption codes', () => {
   it('should make codes of 20 unambiguous characters in groups of five', () => {

@@ -3,8 +3,8 @@ import { ApiConsumes, ApiOperation, ApiProperty, ApiResponse, ApiTags } from '@n
 import { FastifyReply, FastifyRequest } from 'fastify';
 import { PublicRoute } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
-import { rawBodyOf } from 'src/modules/payments/webhook-bodies';
-import { WebhooksService } from 'src/modules/payments/webhooks.service';
+import { rawBodyOf } from 'src/modules/payments/webhooks/webhook-bodies';
+import { WebhooksService } from 'src/modules/payments/webhooks/webhooks.service';
 
 /** WeChat Pay's own error shape, which its notifications expect instead of the error object (docs/errors.md). */
 class WechatpayRefusalDto {
