@@ -13,7 +13,7 @@ import { Trc20Watcher } from 'src/modules/payments/chain/trc20-watcher';
 import { TRONGRID_CLOCK, TronGridBudget } from 'src/modules/payments/chain/trongrid-budget';
 import { UsdtNetwork } from 'src/modules/payments/chain/usdt-network';
 import { PaymentsCoreModule } from 'src/modules/payments/payments.module';
-import { creditForUsdt } from 'src/modules/payments/orders/topup-amounts';
+import { creditForUsdt } from 'src/common/money/topup-amounts';
 import { TopupOrderEntity } from 'src/modules/payments/orders/topup-order.entity';
 import { TopupOrdersRepository } from 'src/modules/payments/orders/topup-orders.repository';
 import { DataSource } from 'typeorm';

@@ -11,7 +11,7 @@ import { RedemptionBatchCreateDto, RedemptionBatchDto } from 'src/modules/paymen
 import { AdminTopupDto, AdminTopupPageDto, AdminTopupQueryDto } from 'src/modules/payments/dto/topup.dto';
 import { PaymentSettingsService } from 'src/modules/payments/settings/payment-settings.service';
 import { RedemptionsService } from 'src/modules/payments/redemptions/redemptions.service';
-import { formatRate, parseRate } from 'src/modules/payments/orders/topup-amounts';
+import { formatRate, parseRate } from 'src/common/money/topup-amounts';
 import { TopupsService } from 'src/modules/payments/orders/topups.service';
 
 @ApiTags('admin')

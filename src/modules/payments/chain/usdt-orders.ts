@@ -6,7 +6,7 @@ import { DepositAddressesService } from 'src/modules/payments/chain/deposit-addr
 import { UsdtNetwork } from 'src/modules/payments/chain/usdt-network';
 import { TopupCreateDto } from 'src/modules/payments/dto/topup.dto';
 import { PaymentSettings } from 'src/modules/payments/settings/payment-settings.service';
-import { creditForUsdt, formatAmount, parseAmount } from 'src/modules/payments/orders/topup-amounts';
+import { creditForUsdt, formatAmount, parseAmount } from 'src/common/money/topup-amounts';
 import { NewTopupOrder } from 'src/modules/payments/orders/topup-orders.repository';
 
 /**

@@ -29,7 +29,7 @@ import {
   formatAmount,
   parseAmount,
   parseRate,
-} from 'src/modules/payments/orders/topup-amounts';
+} from 'src/common/money/topup-amounts';
 import { TopupOrderEntity } from 'src/modules/payments/orders/topup-order.entity';
 import { NewTopupOrder, TopupOrdersRepository } from 'src/modules/payments/orders/topup-orders.repository';
 import { PaymentThrottle } from 'src/modules/payments/payment-throttle';

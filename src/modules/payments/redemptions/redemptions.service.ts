@@ -15,7 +15,7 @@ import {
   newRedemptionCode,
   normalizeRedemptionCode,
 } from 'src/modules/payments/redemptions/redemption-codes';
-import { formatAmount } from 'src/modules/payments/orders/topup-amounts';
+import { formatAmount } from 'src/common/money/topup-amounts';
 import { TopupOrdersRepository } from 'src/modules/payments/orders/topup-orders.repository';
 import { DataSource } from 'typeorm';
 

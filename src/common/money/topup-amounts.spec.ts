@@ -6,7 +6,7 @@ import {
   formatRate,
   parseAmount,
   parseRate,
-} from 'src/modules/payments/orders/topup-amounts';
+} from 'src/common/money/topup-amounts';
 
 describe('top-up amounts', () => {
   it('should read CNY amounts in fen, with at most two places', () => {

@@ -7,7 +7,7 @@ import {
   tronAddressBytes,
   tronAddressOf,
   tronDepositAddress,
-} from 'src/modules/payments/chain/address-derivation';
+} from 'src/common/crypto/address-derivation';
 import { getAddress } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 
