@@ -1,13 +1,15 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { freePort } from 'test/support/free-port';
 
-const PGBOUNCER = process.env.TEST_PGBOUNCER ?? 'pgbouncer';
+// Debian installs it in /usr/sbin, which a non-root user's PATH may lack.
+const PGBOUNCER =
+  process.env.TEST_PGBOUNCER ?? (existsSync('/usr/sbin/pgbouncer') ? '/usr/sbin/pgbouncer' : 'pgbouncer');
 const READY_WITHIN_MS = 15_000;
 
 /** A PgBouncer of the run's own, in transaction mode, in front of the test server. */
