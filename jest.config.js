@@ -52,6 +52,33 @@ const cluster = {
   ],
 };
 
+/**
+ * The suites that hold Postgres state across statements (payments, settlement, the chain watchers'
+ * lease, statement timeouts) again, with every connection of the run through a PgBouncer in
+ * transaction mode that the project's setup starts (pgbouncer-global-setup.ts), plus its own spec.
+ * Only with GATEWAY_TEST_PGBOUNCER=1 (`npm run test:pgbouncer`), like the cluster project. The chain
+ * watchers' lease is proved by its own spec here; the Hardhat chain suite stays in the direct run.
+ */
+const pgbouncer = {
+  ...common,
+  displayName: 'pgbouncer',
+  globalSetup: '<rootDir>/test/support/pgbouncer-global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/pgbouncer-global-teardown.ts',
+  setupFiles: withDatabase.setupFiles,
+  testMatch: [
+    '<rootDir>/test/pgbouncer/**/*.pgbouncer-spec.ts',
+    ...[
+      'integration/statement-timeout.integration-spec.ts',
+      'integration/chain-lease.integration-spec.ts',
+      'integration/settlement.integration-spec.ts',
+      'integration/usage-queue.integration-spec.ts',
+      'e2e/billing-smoke.e2e-spec.ts',
+      'e2e/payments-smoke.e2e-spec.ts',
+      'e2e/payments-redemptions.e2e-spec.ts',
+    ].map((suite) => `<rootDir>/test/${suite}`),
+  ],
+};
+
 module.exports = {
   testTimeout: 30000,
   projects: [
@@ -70,5 +97,6 @@ module.exports = {
     { ...common, ...withDatabase, displayName: 'integration', testMatch: ['<rootDir>/test/**/*.integration-spec.ts'] },
     { ...common, ...withDatabase, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
     ...(process.env.GATEWAY_TEST_CLUSTER === '1' ? [cluster] : []),
+    ...(process.env.GATEWAY_TEST_PGBOUNCER === '1' ? [pgbouncer] : []),
   ],
 };

@@ -2,10 +2,11 @@ import 'reflect-metadata';
 import { createRedis } from 'src/common/redis/redis-client';
 import { ConfigError, loadDatabaseConfig, loadRedisTarget } from 'src/config/app-config';
 import { dataSourceOptions } from 'src/database/data-source.options';
+import { withStatementTimeout } from 'src/database/statement-timeout';
 import { LEDGER_VERIFY_REPORT_KEY, LedgerVerifyReport } from 'src/modules/ledger/ledger-verify-report';
 import { findLedgerMismatches } from 'src/modules/ledger/ledger-verifier';
 import { findDepositMismatches, findTopupMismatches } from 'src/modules/payments/orders/topup-verifier';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 
 /**
  * `npm run ledger:verify`: exits non-zero when any account's balance differs from the sum of its ledger,
@@ -17,26 +18,8 @@ async function main(record: boolean): Promise<number> {
   await dataSource.initialize();
   let found: number;
   try {
-    const mismatches = await findLedgerMismatches(dataSource);
-    const [{ count }] = await dataSource.query<{ count: string }[]>('SELECT COUNT(*) AS count FROM accounts');
-    for (const m of mismatches) {
-      process.stdout.write(
-        `MISMATCH account ${m.accountId}: balance ${m.balance} nanos, ledger sum ${m.ledgerSum}, last balance_after ${m.lastBalanceAfter}\n`,
-      );
-    }
-    const topups = await findTopupMismatches(dataSource);
-    for (const t of topups) {
-      process.stdout.write(`MISMATCH top-up order ${t.orderId} (${t.status}) and ledger entry ${t.entryId}\n`);
-    }
-    const deposits = await findDepositMismatches(dataSource);
-    for (const d of deposits) {
-      process.stdout.write(`MISMATCH chain deposit ${d.depositId} and top-up order ${d.orderId}\n`);
-    }
-    process.stdout.write(
-      `${count} accounts checked, ${mismatches.length} mismatched; ${topups.length} top-ups mismatched; ` +
-        `${deposits.length} deposits mismatched\n`,
-    );
-    found = mismatches.length + topups.length + deposits.length;
+    // Its scans read the whole ledger, which outgrows DATABASE_STATEMENT_TIMEOUT_MS: unbounded here.
+    found = await withStatementTimeout(dataSource, 0, verify);
   } finally {
     await dataSource.destroy();
   }
@@ -44,6 +27,30 @@ async function main(record: boolean): Promise<number> {
     await recordReport({ finishedAtMs: Date.now(), mismatches: found });
   }
   return found === 0 ? 0 : 1;
+}
+
+/** Prints every mismatch found and returns how many. */
+async function verify(db: EntityManager): Promise<number> {
+  const mismatches = await findLedgerMismatches(db);
+  const [{ count }] = await db.query<{ count: string }[]>('SELECT COUNT(*) AS count FROM accounts');
+  for (const m of mismatches) {
+    process.stdout.write(
+      `MISMATCH account ${m.accountId}: balance ${m.balance} nanos, ledger sum ${m.ledgerSum}, last balance_after ${m.lastBalanceAfter}\n`,
+    );
+  }
+  const topups = await findTopupMismatches(db);
+  for (const t of topups) {
+    process.stdout.write(`MISMATCH top-up order ${t.orderId} (${t.status}) and ledger entry ${t.entryId}\n`);
+  }
+  const deposits = await findDepositMismatches(db);
+  for (const d of deposits) {
+    process.stdout.write(`MISMATCH chain deposit ${d.depositId} and top-up order ${d.orderId}\n`);
+  }
+  process.stdout.write(
+    `${count} accounts checked, ${mismatches.length} mismatched; ${topups.length} top-ups mismatched; ` +
+      `${deposits.length} deposits mismatched\n`,
+  );
+  return mismatches.length + topups.length + deposits.length;
 }
 
 async function recordReport(report: LedgerVerifyReport): Promise<void> {

@@ -146,8 +146,9 @@ describe('loadConfig: console sessions', () => {
 
 describe('loadDatabaseConfig', () => {
   it('should let migrations run without the API secrets', () => {
-    expect(loadDatabaseConfig({ DATABASE_URL: 'postgres://db/gateway' })).toEqual({
+    expect(loadDatabaseConfig({ DATABASE_URL: 'postgres://db/gateway', DATABASE_POOL_MAX: '5' })).toEqual({
       databaseUrl: 'postgres://db/gateway',
+      database: { poolMax: 5, statementTimeoutMs: 30_000, connectTimeoutMs: 10_000, idleTimeoutMs: 10_000 },
     });
     expect(() => loadDatabaseConfig({ DATABASE_URL: 'mysql://db' })).toThrow(
       /^Invalid environment variable DATABASE_URL/,

@@ -3,6 +3,7 @@ import { validateSync } from 'class-validator';
 import { AdminToken, adminTokensOf } from 'src/config/admin-tokens';
 import { ConfigError } from 'src/config/config-error';
 import { corsOriginsOf, CorsOrigins } from 'src/config/cors-origins';
+import { DatabasePool, databasePoolOf } from 'src/config/database-config';
 import { EnvDto } from 'src/config/env.dto';
 import { MailConfig, mailConfigOf } from 'src/config/mail-config';
 import { PaymentsConfig, paymentsConfigOf } from 'src/config/payments-config';
@@ -15,6 +16,8 @@ export interface AppConfig {
   nodeEnv: NodeEnv;
   port: number;
   databaseUrl: string;
+  /** The connection pool's size and timeouts (DATABASE_POOL_MAX…; database-config.ts). */
+  database: DatabasePool;
   /** One Redis or a Redis Cluster (REDIS_URL, REDIS_CLUSTER_NODES; redis-config.ts). */
   redis: RedisTarget;
   adminToken: string | null;
@@ -151,8 +154,9 @@ function checkProductionSecret(name: 'JWT_SECRET' | 'SECRETS_KEY', value: string
  * For tools that only touch Postgres (migrations, ledger:verify): the same validation, without
  * requiring the secrets the API and worker need.
  */
-export function loadDatabaseConfig(env: NodeJS.ProcessEnv = process.env): Pick<AppConfig, 'databaseUrl'> {
-  return { databaseUrl: validateEnv(env).DATABASE_URL ?? DEFAULT_DATABASE_URL };
+export function loadDatabaseConfig(env: NodeJS.ProcessEnv = process.env): Pick<AppConfig, 'databaseUrl' | 'database'> {
+  const dto = validateEnv(env);
+  return { databaseUrl: dto.DATABASE_URL ?? DEFAULT_DATABASE_URL, database: databasePoolOf(dto) };
 }
 
 /** For `ledger:verify --record`, which leaves its result where the workers' metrics read it. */
@@ -182,6 +186,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     nodeEnv,
     port: dto.PORT ?? 3000,
     databaseUrl: dto.DATABASE_URL ?? DEFAULT_DATABASE_URL,
+    database: databasePoolOf(dto),
     redis: redisTargetOf(dto.REDIS_URL, dto.REDIS_CLUSTER_NODES),
     adminToken: dto.ADMIN_TOKEN ?? null,
     metricsToken: dto.METRICS_TOKEN ?? null,

@@ -33,6 +33,34 @@ export class EnvDto {
   @Matches(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// connection string' })
   DATABASE_URL?: string;
 
+  /** Connections of one process's pool (database-config.ts; README, "Connection budget"). */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  DATABASE_POOL_MAX?: number;
+
+  /** 0: no bound is sent, and the server's own statement_timeout applies. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  DATABASE_STATEMENT_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  DATABASE_CONNECT_TIMEOUT_MS?: number;
+
+  /** 0: idle connections stay open. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  DATABASE_IDLE_TIMEOUT_MS?: number;
+
   @IsOptional()
   @Matches(/^rediss?(-cluster)?:\/\//, {
     message: 'must be a redis:// (or rediss://) URL, or redis-cluster://host1:port,host2:port for a Redis Cluster',

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { AppConfig } from 'src/config/app-config';
+import { DEFAULT_DATABASE_POOL } from 'src/config/database-config';
 import { entities } from 'src/database/entities';
 import { DataSourceOptions } from 'typeorm';
 
@@ -8,7 +9,11 @@ const migrations = __filename.endsWith('.ts')
   ? [join(__dirname, '..', '..', 'migrations', '*.ts')]
   : [join(__dirname, '..', 'migrations', '*.js')];
 
-export function dataSourceOptions(config: Pick<AppConfig, 'databaseUrl'>): DataSourceOptions {
+/** `database` defaults to the defaults of DATABASE_POOL_MAX and the other DATABASE_* variables. */
+export function dataSourceOptions(
+  config: Pick<AppConfig, 'databaseUrl'> & Partial<Pick<AppConfig, 'database'>>,
+): DataSourceOptions {
+  const pool = config.database ?? DEFAULT_DATABASE_POOL;
   return {
     type: 'postgres',
     url: config.databaseUrl,
@@ -20,6 +25,14 @@ export function dataSourceOptions(config: Pick<AppConfig, 'databaseUrl'>): DataS
     installExtensions: false,
     synchronize: false,
     migrationsRun: false,
-    extra: { max: 20 },
+    // node-postgres's pool. statement_timeout is a startup parameter of each connection, so no
+    // session SET exists for a transaction-mode pooler to carry over to another client
+    // (docs/operations.md, "PgBouncer"); 0 sends none.
+    extra: {
+      max: pool.poolMax,
+      statement_timeout: pool.statementTimeoutMs,
+      connectionTimeoutMillis: pool.connectTimeoutMs,
+      idleTimeoutMillis: pool.idleTimeoutMs,
+    },
   };
 }

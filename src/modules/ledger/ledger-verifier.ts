@@ -13,7 +13,10 @@ export interface LedgerMismatch {
  * entry's balance_after. An empty result means the books balance. `accountId` checks that one
  * account only (through its index, whatever the size of the ledger).
  */
-export async function findLedgerMismatches(dataSource: DataSource, accountId?: string): Promise<LedgerMismatch[]> {
+export async function findLedgerMismatches(
+  dataSource: Pick<DataSource, 'query'>,
+  accountId?: string,
+): Promise<LedgerMismatch[]> {
   const rows = await dataSource.query<{ id: string; balance: string; total: string; last: string | null }[]>(
     `SELECT a.id, a.balance, COALESCE(s.total, 0) AS total, s.last
      FROM accounts a

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { setLocalStatementTimeout } from 'src/database/statement-timeout';
 import { MonthPartition, PartitionedTable } from 'src/modules/partitions/month-partitions';
 import { DataSource, EntityManager } from 'typeorm';
 
@@ -13,6 +14,12 @@ const MAINTENANCE_LOCK = 0x626f6f6b73; // "books"
  */
 const LOCK_TIMEOUT_MS = 5_000;
 
+/**
+ * A migration's bound rather than DATABASE_STATEMENT_TIMEOUT_MS: attaching a month's partition scans
+ * the default partition for its rows, which takes as long as that partition is large.
+ */
+const STATEMENT_TIMEOUT_MS = 10 * 60_000;
+
 @Injectable()
 export class PartitionsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
@@ -24,6 +31,7 @@ export class PartitionsRepository {
   underMaintenanceLock<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     return this.dataSource.transaction(async (manager) => {
       await manager.query(`SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`);
+      await setLocalStatementTimeout(manager, STATEMENT_TIMEOUT_MS);
       await manager.query('SELECT pg_advisory_xact_lock($1)', [MAINTENANCE_LOCK]);
       return work(manager);
     });

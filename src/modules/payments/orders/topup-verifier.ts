@@ -13,7 +13,7 @@ export interface TopupMismatch {
  * account with its credit": a paid order without an entry, an entry of an unpaid or unknown order, or
  * an entry of another amount or account. An empty result means every top-up is in the books once.
  */
-export async function findTopupMismatches(dataSource: DataSource): Promise<TopupMismatch[]> {
+export async function findTopupMismatches(dataSource: Pick<DataSource, 'query'>): Promise<TopupMismatch[]> {
   const rows = await dataSource.query<{ order_id: string | null; entry_id: string | null; status: string | null }[]>(
     `SELECT o.id AS order_id, e.id AS entry_id, o.status
      FROM topup_orders o
@@ -36,7 +36,7 @@ export interface DepositMismatch {
  * one of them is its trade number, and one below the minimum paid none", and every order paid by a
  * chain that no deposit explains.
  */
-export async function findDepositMismatches(dataSource: DataSource): Promise<DepositMismatch[]> {
+export async function findDepositMismatches(dataSource: Pick<DataSource, 'query'>): Promise<DepositMismatch[]> {
   const rows = await dataSource.query<{ deposit_id: string | null; order_id: string | null }[]>(
     `WITH paid_by AS (
        SELECT order_id, SUM(amount) AS amount, array_agg(txid || ':' || event_index) AS refs
