@@ -1,5 +1,6 @@
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { Permission } from 'src/common/decorators/admin-permissions';
 import { AdminAuth } from 'src/common/decorators/auth.decorators';
 import { channelIdParam } from 'src/common/http/params';
 import { ChannelTestDto, ChannelTestResultDto } from 'src/modules/channels/dto/channel.dto';
@@ -12,6 +13,7 @@ import { ChannelTestService } from 'src/modules/chat-completions/channel-test.se
 export class AdminChannelTestController {
   constructor(private readonly service: ChannelTestService) {}
 
+  @Permission('catalog:write')
   @Post(':channelId/test')
   @HttpCode(200)
   @ApiOkResponse({ type: ChannelTestResultDto })
