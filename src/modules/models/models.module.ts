@@ -9,12 +9,14 @@ import { ModelEntity } from 'src/modules/models/model.entity';
 import { ModelsController } from 'src/modules/models/models.controller';
 import { ModelsRepository } from 'src/modules/models/models.repository';
 import { ModelsService } from 'src/modules/models/models.service';
+import { AdminPriceBooksController } from 'src/modules/models/price-book/admin-price-books.controller';
+import { PriceBooksService } from 'src/modules/models/price-book/price-book.service';
 import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
 
 @Module({
   imports: [TypeOrmModule.forFeature([ModelEntity, ModelRouteEntity]), ChannelsModule, RateLimitsModule],
-  controllers: [ModelsController, AdminModelsController, ConsoleModelsController],
-  providers: [ModelsRepository, ModelsService, CatalogService],
+  controllers: [ModelsController, AdminModelsController, ConsoleModelsController, AdminPriceBooksController],
+  providers: [ModelsRepository, ModelsService, PriceBooksService, CatalogService],
   exports: [CatalogService],
 })
 export class ModelsModule {}
