@@ -5,16 +5,25 @@ const token = (char: string) => char.repeat(20);
 
 describe('adminTokensOf', () => {
   it('should name ADMIN_TOKEN alone default', () => {
-    expect(adminTokensOf(token('a'), undefined)).toEqual([{ name: 'default', token: token('a') }]);
+    expect(adminTokensOf(token('a'), undefined)).toEqual([{ name: 'default', role: 'admin', token: token('a') }]);
   });
 
   it('should read named tokens next to ADMIN_TOKEN, splitting at the first colon', () => {
     const tokens = adminTokensOf(token('a'), `ops:${token('b')}, finance:x:${token('c')}`);
     expect(tokens).toEqual([
-      { name: 'default', token: token('a') },
-      { name: 'ops', token: token('b') },
-      { name: 'finance', token: `x:${token('c')}` },
+      { name: 'default', role: 'admin', token: token('a') },
+      { name: 'ops', role: 'admin', token: token('b') },
+      { name: 'finance', role: 'admin', token: `x:${token('c')}` },
     ]);
+  });
+
+  it('should read a role after @, and keep a token without one admin', () => {
+    const tokens = adminTokensOf(
+      undefined,
+      `ops@operator:${token('b')},books@finance:${token('c')},ci@read:${token('d')}`,
+    );
+    expect(tokens.map(({ name, role }) => `${name}@${role}`)).toEqual(['ops@operator', 'books@finance', 'ci@read']);
+    expect(tokens[0].token).toBe(token('b'));
   });
 
   it('should close /admin when neither is set', () => {
@@ -24,6 +33,8 @@ describe('adminTokensOf', () => {
   it.each([
     ['an entry without a name', token('b'), /name:token/],
     ['an upper-case name', `Ops:${token('b')}`, /name:token/],
+    ['an unknown role', `ops@root:${token('b')}`, /role of 'ops' must be one of admin, operator, finance, read/],
+    ['an empty role', `ops@:${token('b')}`, /role of 'ops'/],
     ['a short token', 'ops:short', /'ops' must be at least 16/],
     ['a name given twice', `ops:${token('b')},ops:${token('c')}`, /'ops' is given twice/],
     ['the default name taken', `default:${token('b')}`, /'default' is given twice/],

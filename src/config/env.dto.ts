@@ -77,7 +77,7 @@ export class EnvDto {
   @MinLength(16, { message: 'must be at least 16 characters' })
   ADMIN_TOKEN?: string;
 
-  /** `name:token,name:token`; checked in admin-tokens.ts, which can name the bad entry. */
+  /** `name:token,name@role:token`; checked in admin-tokens.ts, which can name the bad entry. */
   @IsOptional()
   @IsString()
   ADMIN_TOKENS?: string;

@@ -25,6 +25,7 @@ const ANTHROPIC_ERRORS: Record<ErrorKind, { type: string; status?: number }> = {
   [ErrorKind.InvalidSession]: { type: 'authentication_error' },
   [ErrorKind.InvalidCredentials]: { type: 'authentication_error' },
   [ErrorKind.InvalidAdminToken]: { type: 'authentication_error' },
+  [ErrorKind.AdminPermissionRequired]: { type: 'permission_error' },
   [ErrorKind.InvalidMetricsToken]: { type: 'authentication_error' },
   [ErrorKind.InsufficientBalance]: { type: 'permission_error' },
   [ErrorKind.RateLimited]: { type: 'rate_limit_error' },

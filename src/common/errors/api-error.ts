@@ -21,6 +21,8 @@ export enum ErrorKind {
   InvalidSession = 'InvalidSession',
   InvalidCredentials = 'InvalidCredentials',
   InvalidAdminToken = 'InvalidAdminToken',
+  /** A valid admin token whose role lacks the route's permission (ADMIN_TOKENS' roles). */
+  AdminPermissionRequired = 'AdminPermissionRequired',
   InvalidMetricsToken = 'InvalidMetricsToken',
   InsufficientBalance = 'InsufficientBalance',
   RateLimited = 'RateLimited',
@@ -53,6 +55,11 @@ export const ERROR_SHAPES = {
   [ErrorKind.InvalidSession]: { status: 401, type: 'invalid_request_error', code: 'invalid_session' },
   [ErrorKind.InvalidCredentials]: { status: 401, type: 'invalid_request_error', code: 'invalid_credentials' },
   [ErrorKind.InvalidAdminToken]: { status: 401, type: 'invalid_request_error', code: 'invalid_admin_token' },
+  [ErrorKind.AdminPermissionRequired]: {
+    status: 403,
+    type: 'invalid_request_error',
+    code: 'admin_permission_required',
+  },
   [ErrorKind.InvalidMetricsToken]: { status: 401, type: 'invalid_request_error', code: 'invalid_metrics_token' },
   [ErrorKind.InsufficientBalance]: { status: 403, type: 'invalid_request_error', code: 'insufficient_balance' },
   [ErrorKind.RateLimited]: { status: 429, type: 'requests', code: 'rate_limit_exceeded' },

@@ -4,6 +4,12 @@ import { IncomingMessage } from 'node:http';
 export const CONSOLE_AUTH_BODY_LIMIT_BYTES = 16 * 1024;
 /** Every other route outside /v1 (console, admin, webhooks) takes small JSON documents. */
 export const SMALL_BODY_LIMIT_BYTES = 64 * 1024;
+/**
+ * An operator's price book: LiteLLM's whole price file (about a megabyte, growing) with room to
+ * spare. The one large body outside /v1: the admin token is checked after the body is read, so
+ * anyone may make the API buffer this much once per request on this one path, as on /v1.
+ */
+export const PRICE_BOOK_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
 /** How long a client still sending a body we already answered may keep sending, like nginx's lingering_time. */
 export const LINGER_MS = 30_000;
 
@@ -14,6 +20,9 @@ export const LINGER_MS = 30_000;
 export function bodyLimitFor(path: string, completionBodyLimit: number): number {
   if (path.startsWith('/v1/')) {
     return completionBodyLimit;
+  }
+  if (path === '/admin/price-books') {
+    return PRICE_BOOK_BODY_LIMIT_BYTES;
   }
   return path.startsWith('/console/auth/') ? CONSOLE_AUTH_BODY_LIMIT_BYTES : SMALL_BODY_LIMIT_BYTES;
 }

@@ -1,4 +1,5 @@
 import { FastifyRequest } from 'fastify';
+import { AdminRole } from 'src/config/admin-tokens';
 
 /** Who a request authenticated as: read by the guard, the decorators and the admin audit alike. */
 export enum AuthKind {
@@ -37,6 +38,8 @@ export interface AdminPrincipal {
   kind: AuthKind.Admin;
   /** The name of the token presented (ADMIN_TOKENS; ADMIN_TOKEN is `default`): the actor of the audit log. */
   name: string;
+  /** What the token may do (ADMIN_TOKENS; ADMIN_TOKEN is `admin`): checked against each route's `@Permission`. */
+  role: AdminRole;
 }
 export type Principal = ApiKeyPrincipal | ConsolePrincipal | AdminPrincipal;
 

@@ -4,10 +4,13 @@ import { Reflector } from '@nestjs/core';
 import { catchError, from, mergeMap, Observable } from 'rxjs';
 import { AuthenticatedRequest, AuthKind } from 'src/common/http/principal';
 import { ApiError } from 'src/common/errors/api-error';
+import { AdminRole } from 'src/config/admin-tokens';
 
 /** What the interceptor knows of an admin change before it runs. */
 export interface AdminChange {
   actor: string;
+  /** The role of the actor's token: what it was allowed to do when it made the change. */
+  actorRole: AdminRole;
   method: string;
   /** The route's pattern, e.g. `/admin/channels/:channelId`. */
   route: string;
@@ -43,6 +46,7 @@ export class AdminAuditInterceptor implements NestInterceptor {
     }
     const entry = await this.log.begin({
       actor: request.principal.name,
+      actorRole: request.principal.role,
       method: request.method,
       route: request.routeOptions.url ?? request.url.split('?')[0],
       params: (request.params ?? {}) as Record<string, string>,

@@ -1,5 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { Permission } from 'src/common/decorators/admin-permissions';
 import { AdminAuth } from 'src/common/decorators/auth.decorators';
 import { PageQueryDto } from 'src/common/http/date-range.dto';
 import { uuidParam } from 'src/common/http/params';
@@ -23,36 +24,42 @@ const accountId = () => Param('accountId', uuidParam('accountId'));
 export class AdminAccountDetailController {
   constructor(private readonly service: AccountAdminService) {}
 
+  @Permission('read')
   @Get()
   @ApiOkResponse({ type: AccountDetailDto })
   getAccountDetail(@accountId() id: string): Promise<AccountDetailDto> {
     return this.service.detail(id);
   }
 
+  @Permission('read')
   @Get('usage')
   @ApiOkResponse({ type: UsageListDto })
   async getAccountUsage(@accountId() id: string, @Query() query: UsageQueryDto): Promise<UsageListDto> {
     return { data: await this.service.usageOf(id, query) };
   }
 
+  @Permission('read')
   @Get('ledger')
   @ApiOkResponse({ type: LedgerPageDto })
   getAccountLedger(@accountId() id: string, @Query() query: PageQueryDto): Promise<LedgerPageDto> {
     return this.service.ledgerOf(id, query);
   }
 
+  @Permission('read')
   @Get('bills')
   @ApiOkResponse({ type: OperatorBillPageDto })
   getAccountBills(@accountId() id: string, @Query() query: BillsQueryDto): Promise<OperatorBillPageDto> {
     return this.service.billsOf(id, query);
   }
 
+  @Permission('read')
   @Get('topups')
   @ApiOkResponse({ type: TopupPageDto })
   getAccountTopups(@accountId() id: string, @Query() query: TopupPageQueryDto): Promise<TopupPageDto> {
     return this.service.topupsOf(id, query);
   }
 
+  @Permission('access:write')
   @Post('suspend')
   @HttpCode(200)
   @ApiOkResponse({ type: AdminAccountDto })
@@ -60,6 +67,7 @@ export class AdminAccountDetailController {
     return this.service.setSuspended(id, true, dto.reason);
   }
 
+  @Permission('access:write')
   @Post('unsuspend')
   @HttpCode(200)
   @ApiOkResponse({ type: AdminAccountDto })
@@ -69,6 +77,7 @@ export class AdminAccountDetailController {
 
   /** Moves the account into a group (its price multiplier and default limits apply from its next request). */
   @Put('group')
+  @Permission('access:write')
   @ApiOkResponse({ type: AdminAccountDto })
   setAccountGroup(@accountId() id: string, @Body() dto: AccountGroupAssignmentDto): Promise<AdminAccountDto> {
     return this.service.setGroup(id, dto.groupId);

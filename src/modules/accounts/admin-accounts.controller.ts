@@ -1,5 +1,6 @@
 import { Body, Controller, Get, Headers, Param, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { Permission } from 'src/common/decorators/admin-permissions';
 import { AdminAuth } from 'src/common/decorators/auth.decorators';
 import { uuidParam } from 'src/common/http/params';
 import { AccountsService } from 'src/modules/accounts/accounts.service';
@@ -16,12 +17,14 @@ import {
 export class AdminAccountsController {
   constructor(private readonly service: AccountsService) {}
 
+  @Permission('read')
   @Get()
   @ApiOkResponse({ type: AccountListResponseDto })
   async searchAccounts(@Query() query: AccountSearchQueryDto): Promise<AccountListResponseDto> {
     return { data: await this.service.search(query.email) };
   }
 
+  @Permission('money:write')
   @Post(':accountId/adjustments')
   @ApiHeader({
     name: 'idempotency-key',

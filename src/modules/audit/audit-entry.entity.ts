@@ -1,3 +1,4 @@
+import { AdminRole } from 'src/config/admin-tokens';
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
 export const AUDIT_OUTCOMES = ['pending', 'applied', 'failed'] as const;
@@ -24,6 +25,10 @@ export class AuditEntryEntity {
   /** The name of the admin token used (ADMIN_TOKENS; `default` for ADMIN_TOKEN). */
   @Column({ type: 'text' })
   actor: string;
+
+  /** The role of that token when it made the change (ADMIN_TOKENS; `admin` for ADMIN_TOKEN). */
+  @Column({ name: 'actor_role', type: 'text' })
+  actorRole: AdminRole;
 
   @Column({ type: 'text' })
   method: string;

@@ -100,6 +100,16 @@ const readTopup: Reader = async (db, id) =>
 const readGroup: Reader = async (db, id) =>
   plain(await one(db, 'SELECT id, description, price_multiplier, rpm, tpm FROM account_groups WHERE id = $1', [id]));
 
+/** Every model's prices: a price book changes many at once, so its entry shows them all before and after. */
+const readPrices: Reader = async (db) => ({
+  data: {
+    models: await db.query<unknown[]>(
+      'SELECT id, input_price, output_price, cached_input_price, cache_write_input_price FROM models ORDER BY id',
+    ),
+  },
+  secrets: {},
+});
+
 /** The pair separator of composite ids; it cannot occur in an account id (a UUID). */
 const PAIR = '/';
 const splitPair = (id: string) => [id.slice(0, id.indexOf(PAIR)), id.slice(id.indexOf(PAIR) + 1)];
@@ -134,6 +144,7 @@ export const AUDIT_TARGETS: Record<string, AuditTarget> = {
   'POST /admin/topups/:topupId/recheck': { type: 'topup', id: (p) => p.topupId, read: readTopup },
   // The codes are secrets shown once: the log says that a batch was made, never the codes.
   'POST /admin/redemption-codes': { type: 'redemption_codes', id: () => null },
+  'POST /admin/price-books': { type: 'price_book', id: () => null, read: readPrices },
 };
 
 /** A route nobody listed is still logged, by its path, with no state. */

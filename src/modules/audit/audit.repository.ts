@@ -15,7 +15,10 @@ export interface AuditFilter {
   limit: number;
 }
 
-export type NewAuditEntry = Pick<AuditEntryEntity, 'actor' | 'method' | 'route' | 'targetType' | 'targetId' | 'before'>;
+export type NewAuditEntry = Pick<
+  AuditEntryEntity,
+  'actor' | 'actorRole' | 'method' | 'route' | 'targetType' | 'targetId' | 'before'
+>;
 
 @Injectable()
 export class AuditRepository {

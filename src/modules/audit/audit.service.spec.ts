@@ -13,7 +13,13 @@ describe('changedSecrets', () => {
 });
 
 describe(AuditService.name, () => {
-  const change = { actor: 'ops', method: 'POST', route: '/admin/redemption-codes', params: {} };
+  const change = {
+    actor: 'ops',
+    actorRole: 'operator' as const,
+    method: 'POST',
+    route: '/admin/redemption-codes',
+    params: {},
+  };
 
   it('should refuse the change (503) when its entry cannot be written', async () => {
     const { sut, mock } = await newTestService(AuditService);

@@ -40,6 +40,7 @@ export class AuditService extends AdminAuditLog {
       const before = await this.read(target, targetId);
       const id = await this.repository.insertPending({
         actor: change.actor,
+        actorRole: change.actorRole,
         method: change.method,
         route: change.route,
         targetType: target.type,

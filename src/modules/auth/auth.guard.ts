@@ -1,8 +1,10 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { AdminRole } from 'src/config/admin-tokens';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
-import { AUTH_KIND, AuthenticatedRequest, AuthKind } from 'src/common/decorators/auth.decorators';
+import { ADMIN_PERMISSION, AdminPermission, checkAdminPermission } from 'src/common/decorators/admin-permissions';
+import { AdminPrincipal, AUTH_KIND, AuthenticatedRequest, AuthKind } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { presentedAuthorization } from 'src/common/http/wire-format';
 import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
@@ -14,7 +16,7 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest();
 /** The one global guard: each route declares how it authenticates (auth.decorators.ts); undeclared routes are closed. */
 @Injectable()
 export class AuthGuard implements CanActivate {
-  private readonly adminTokenDigests: { name: string; digest: Buffer }[];
+  private readonly adminTokenDigests: { name: string; role: AdminRole; digest: Buffer }[];
 
   constructor(
     private readonly reflector: Reflector,
@@ -23,7 +25,7 @@ export class AuthGuard implements CanActivate {
     private readonly accounts: AccountsRepository,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.adminTokenDigests = config.adminTokens.map(({ name, token }) => ({ name, digest: sha256(token) }));
+    this.adminTokenDigests = config.adminTokens.map(({ name, role, token }) => ({ name, role, digest: sha256(token) }));
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -47,7 +49,14 @@ export class AuthGuard implements CanActivate {
         await this.refuseWritesWhileSuspended(request.method, request.url, request.principal.accountId);
         return true;
       case AuthKind.Admin:
-        request.principal = { kind: AuthKind.Admin, name: this.adminName(authorization) };
+        request.principal = this.adminPrincipal(authorization);
+        checkAdminPermission(
+          request.principal.role,
+          this.reflector.getAllAndOverride<AdminPermission | undefined>(ADMIN_PERMISSION, [
+            context.getHandler(),
+            context.getClass(),
+          ]),
+        );
         return true;
       case undefined:
         throw new ApiError(ErrorKind.NotFound, 'Unknown path. See /docs for the API.');
@@ -83,20 +92,20 @@ export class AuthGuard implements CanActivate {
   }
 
   /**
-   * The name of the token presented. Compares digests in constant time, and with every token
+   * Who presented the token: its name and role. Compares digests in constant time, and with every token
    * whatever matched, so response timing reveals nothing about any of them.
    */
-  private adminName(authorization: string | undefined): string {
+  private adminPrincipal(authorization: string | undefined): AdminPrincipal {
     const presented = sha256(authorization?.startsWith('Bearer ') ? authorization.slice(7) : '');
-    let name: string | null = null;
+    let principal: AdminPrincipal | null = null;
     for (const token of this.adminTokenDigests) {
       if (timingSafeEqual(presented, token.digest)) {
-        name = token.name;
+        principal = { kind: AuthKind.Admin, name: token.name, role: token.role };
       }
     }
-    if (name === null) {
+    if (principal === null) {
       throw new ApiError(ErrorKind.InvalidAdminToken, 'Invalid or missing admin token.');
     }
-    return name;
+    return principal;
   }
 }

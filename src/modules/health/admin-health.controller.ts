@@ -1,5 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { Permission } from 'src/common/decorators/admin-permissions';
 import { AdminAuth } from 'src/common/decorators/auth.decorators';
 import { DependencyProbe } from 'src/modules/health/dependency-probe';
 import { InFlightRequests } from 'src/modules/health/in-flight-requests';
@@ -51,6 +52,7 @@ export class AdminHealthController {
     private readonly inFlight: InFlightRequests,
   ) {}
 
+  @Permission('read')
   @Get()
   @ApiOkResponse({
     description: "This process's dependencies as it sees them now (each pod answers for itself)",

@@ -1,5 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { Permission } from 'src/common/decorators/admin-permissions';
 import { AdminAuth } from 'src/common/decorators/auth.decorators';
 import { ApiError } from 'src/common/errors/api-error';
 import { uuidParam } from 'src/common/http/params';
@@ -25,12 +26,14 @@ export class AdminPaymentsController {
     private readonly deposits: DepositsService,
   ) {}
 
+  @Permission('read')
   @Get('payments/settings')
   @ApiOkResponse({ type: PaymentSettingsDto })
   async getPaymentSettings(): Promise<PaymentSettingsDto> {
     return PaymentSettingsDto.from(await this.settings.current());
   }
 
+  @Permission('money:write')
   @Put('payments/settings')
   @ApiOkResponse({ type: PaymentSettingsDto })
   async putPaymentSettings(@Body() dto: PaymentSettingsUpdateDto): Promise<PaymentSettingsDto> {
@@ -58,12 +61,14 @@ export class AdminPaymentsController {
     return PaymentSettingsDto.from(saved);
   }
 
+  @Permission('read')
   @Get('topups')
   @ApiOkResponse({ type: AdminTopupPageDto })
   listAdminTopups(@Query() query: AdminTopupQueryDto): Promise<AdminTopupPageDto> {
     return this.topups.adminList(query);
   }
 
+  @Permission('money:write')
   @Post('topups/:topupId/recheck')
   @HttpCode(200)
   @ApiOkResponse({ type: AdminTopupDto })
@@ -71,12 +76,14 @@ export class AdminPaymentsController {
     return this.topups.recheck(topupId);
   }
 
+  @Permission('read')
   @Get('deposits')
   @ApiOkResponse({ type: AdminDepositPageDto })
   listDeposits(@Query() query: AdminDepositQueryDto): Promise<AdminDepositPageDto> {
     return this.deposits.adminList(query);
   }
 
+  @Permission('codes:write')
   @Post('redemption-codes')
   @ApiCreatedResponse({ type: RedemptionBatchDto })
   createRedemptionCodes(@Body() dto: RedemptionBatchCreateDto): Promise<RedemptionBatchDto> {

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { IsOptional, IsString, MaxLength } from 'class-validator';
+import { ADMIN_ROLES, AdminRole } from 'src/config/admin-tokens';
 import { PageQueryDto } from 'src/common/http/date-range.dto';
 import { AUDIT_OUTCOMES, AuditEntryEntity, AuditOutcome } from 'src/modules/audit/audit-entry.entity';
 
@@ -37,6 +38,14 @@ export class AuditEntryDto {
 
   @ApiProperty({ description: 'The name of the admin token used', example: 'ops' })
   actor: string;
+
+  @ApiProperty({
+    enum: ADMIN_ROLES,
+    enumName: 'AdminRole',
+    description: "The token's role when it made the change",
+    example: 'operator',
+  })
+  actorRole: AdminRole;
 
   @ApiProperty({ example: 'PUT' })
   method: string;
@@ -91,6 +100,7 @@ export class AuditEntryDto {
       id: entry.id,
       at: entry.at.toISOString(),
       actor: entry.actor,
+      actorRole: entry.actorRole,
       method: entry.method,
       route: entry.route,
       targetType: entry.targetType,

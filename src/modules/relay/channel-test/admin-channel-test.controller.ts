@@ -1,6 +1,7 @@
 import { Body, Controller, HttpCode, Param, Post, Req } from '@nestjs/common';
 import { FastifyRequest } from 'fastify';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { Permission } from 'src/common/decorators/admin-permissions';
 import { AdminAuth } from 'src/common/decorators/auth.decorators';
 import { channelIdParam } from 'src/common/http/params';
 import { ChannelTestDto, ChannelTestResultDto } from 'src/modules/channels/dto/channel.dto';
@@ -13,6 +14,7 @@ import { ChannelTestService } from 'src/modules/relay/channel-test/channel-test.
 export class AdminChannelTestController {
   constructor(private readonly service: ChannelTestService) {}
 
+  @Permission('catalog:write')
   @Post(':channelId/test')
   @HttpCode(200)
   @ApiOkResponse({ type: ChannelTestResultDto })
