@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
 import { ApiKeyEntity } from 'src/modules/api-keys/api-key.entity';
+import { AdminKeysController } from 'src/modules/api-keys/admin-keys.controller';
 import { ApiKeysController } from 'src/modules/api-keys/api-keys.controller';
 import { ApiKeysRepository } from 'src/modules/api-keys/api-keys.repository';
 import { ApiKeysService } from 'src/modules/api-keys/api-keys.service';
@@ -9,7 +10,7 @@ import { ModelsModule } from 'src/modules/models/models.module';
 
 @Module({
   imports: [TypeOrmModule.forFeature([ApiKeyEntity]), ModelsModule],
-  controllers: [ApiKeysController],
+  controllers: [ApiKeysController, AdminKeysController],
   providers: [ApiKeysRepository, ApiKeysService, ApiKeyAuthenticator],
   exports: [ApiKeyAuthenticator, ApiKeysRepository, ApiKeysService],
 })

@@ -15,6 +15,7 @@ import { DepositAddressesService } from 'src/modules/payments/chain/deposit-addr
 import { DepositsService } from 'src/modules/payments/chain/deposits.service';
 import { UsdtOrders } from 'src/modules/payments/chain/usdt-orders';
 import { AdminPaymentsController } from 'src/modules/payments/admin-payments.controller';
+import { AdminRedemptionCodesController } from 'src/modules/payments/admin-redemption-codes.controller';
 import { ConsoleTopupsController } from 'src/modules/payments/console-topups.controller';
 import { PaymentConfirmation } from 'src/modules/payments/payment-confirmation.service';
 import { PaymentJobs } from 'src/modules/payments/payment-jobs';
@@ -23,6 +24,7 @@ import { PaymentSettingsEntity } from 'src/modules/payments/payment-settings.ent
 import { PaymentSettingsService } from 'src/modules/payments/payment-settings.service';
 import { PaymentThrottle } from 'src/modules/payments/payment-throttle';
 import { RedemptionCodeEntity } from 'src/modules/payments/redemption-code.entity';
+import { RedemptionCodesAdminService } from 'src/modules/payments/redemption-codes-admin.service';
 import { RedemptionsService } from 'src/modules/payments/redemptions.service';
 import { TopupOrderEntity } from 'src/modules/payments/topup-order.entity';
 import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
@@ -70,11 +72,12 @@ export class PaymentsCoreModule {}
     TypeOrmModule.forFeature([PaymentSettingsEntity, RedemptionCodeEntity]),
     RateLimitsModule,
   ],
-  controllers: [ConsoleTopupsController, AdminPaymentsController, WebhooksController],
+  controllers: [ConsoleTopupsController, AdminPaymentsController, AdminRedemptionCodesController, WebhooksController],
   providers: [
     TopupsService,
     PaymentSettingsService,
     RedemptionsService,
+    RedemptionCodesAdminService,
     WebhooksService,
     PaymentThrottle,
     DepositsService,

@@ -10,7 +10,12 @@ import { RedemptionBatchCreateDto, RedemptionBatchDto } from 'src/modules/paymen
 import { PaymentConfirmation } from 'src/modules/payments/payment-confirmation.service';
 import { PaymentThrottle } from 'src/modules/payments/payment-throttle';
 import { RedemptionCodeEntity } from 'src/modules/payments/redemption-code.entity';
-import { hashRedemptionCode, newRedemptionCode, normalizeRedemptionCode } from 'src/modules/payments/redemption-codes';
+import {
+  hashRedemptionCode,
+  newRedemptionCode,
+  normalizeRedemptionCode,
+  redemptionCodePrefix,
+} from 'src/modules/payments/redemption-codes';
 import { formatAmount } from 'src/common/money/topup-amounts';
 import { TopupOrdersRepository } from 'src/modules/payments/topup-orders.repository';
 import { DataSource } from 'typeorm';
@@ -19,7 +24,8 @@ import { DataSource } from 'typeorm';
 const TRIES_PER_ACCOUNT = 10;
 const TRIES_PER_ADDRESS = 30;
 
-const unusable = () => ApiError.invalid('code is unknown, already used or expired.', 'code');
+// A voided code answers like an unknown one: SPEC's 400, nothing a guesser could tell apart.
+const unusable = () => ApiError.invalid('code is unknown, already used, expired or void.', 'code');
 
 /** Redemption codes: the third way money comes in, paid through the same confirmation as any order. */
 @Injectable()
@@ -43,16 +49,24 @@ export class RedemptionsService {
     }
     const batchId = randomUUID();
     const codes = Array.from({ length: dto.count }, () => newRedemptionCode());
-    await this.dataSource.getRepository(RedemptionCodeEntity).insert(
+    const inserted = await this.dataSource.getRepository(RedemptionCodeEntity).insert(
       codes.map((code) => ({
         codeHash: hashRedemptionCode(normalizeRedemptionCode(code)!),
+        codePrefix: redemptionCodePrefix(code),
         amount,
         batchId,
         expiresAt,
       })),
     );
-    const shown = { amount: formatUsd(amount), expiresAt: expiresAt?.toISOString() ?? null };
-    return { data: codes.map((code) => ({ code, ...shown })) };
+    const shown = { batchId, amount: formatUsd(amount), expiresAt: expiresAt?.toISOString() ?? null };
+    return {
+      data: codes.map((code, index) => ({
+        id: (inserted.identifiers[index] as { id: string }).id,
+        code,
+        prefix: redemptionCodePrefix(code),
+        ...shown,
+      })),
+    };
   }
 
   /**
@@ -69,7 +83,8 @@ export class RedemptionsService {
       const [claimed] = await manager.query<{ id: string; amount: string }[]>(
         `WITH claimed AS (
            UPDATE redemption_codes SET redeemed_at = now(), redeemed_by = $2
-           WHERE code_hash = $1 AND redeemed_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+           WHERE code_hash = $1 AND redeemed_at IS NULL AND voided_at IS NULL
+             AND (expires_at IS NULL OR expires_at > now())
            RETURNING id, amount
          ) SELECT * FROM claimed`,
         [hashRedemptionCode(code), accountId],
