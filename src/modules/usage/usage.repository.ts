@@ -20,6 +20,7 @@ export interface UsageTotalsRow {
 
 export interface BillRow {
   request_id: string;
+  client_request_id: string | null;
   created_at: Date;
   created_at_text: string;
   model_id: string;
@@ -81,8 +82,19 @@ export class UsageRepository {
     );
   }
 
-  bills(accountId: string, range: DayRange, cursor: Cursor | null, limit: number, model?: string, keyId?: string) {
+  bills(
+    accountId: string,
+    range: DayRange,
+    cursor: Cursor | null,
+    limit: number,
+    model?: string,
+    keyId?: string,
+    ids: { requestId?: string; clientRequestId?: string } = {},
+  ) {
     const filters = new Filters([accountId]);
+    // The primary key and usage_records_client_request_idx find these; the account keeps them to its own.
+    filters.add((p) => `request_id = ${p}`, ids.requestId);
+    filters.add((p) => `client_request_id = ${p}`, ids.clientRequestId);
     filters.add((p) => `created_at >= (${p}::date::timestamp AT TIME ZONE 'UTC')`, range.from);
     filters.add((p) => `created_at < ((${p}::date + 1)::timestamp AT TIME ZONE 'UTC')`, range.to);
     filters.add((p) => `model_id = ${p}`, model);
@@ -90,7 +102,7 @@ export class UsageRepository {
     addCursor(filters, cursor, 'request_id');
     filters.params.push(limit);
     return this.dataSource.query<BillRow[]>(
-      `SELECT request_id, created_at, created_at::text AS created_at_text, model_id, key_id,
+      `SELECT request_id, client_request_id, created_at, created_at::text AS created_at_text, model_id, key_id,
               prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, charged
        FROM usage_records WHERE account_id = $1${filters.sql}
        ORDER BY created_at DESC, request_id DESC LIMIT $${filters.params.length}`,

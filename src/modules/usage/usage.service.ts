@@ -83,13 +83,17 @@ export class UsageService {
   async bills(accountId: string, query: BillsQueryDto): Promise<BillPageDto> {
     const range = dayRange(query);
     const cursor = decodeCursor(query.cursor, ([at, id]) => !Number.isNaN(Date.parse(at)) && id !== undefined);
-    const rows = await this.repository.bills(accountId, range, cursor, query.limit + 1, query.model, query.keyId);
+    const rows = await this.repository.bills(accountId, range, cursor, query.limit + 1, query.model, query.keyId, {
+      requestId: query.requestId,
+      clientRequestId: query.clientRequestId,
+    });
     return paginate(
       rows,
       query.limit,
       (row) => [row.created_at_text, row.request_id],
       (row) => ({
         requestId: row.request_id,
+        clientRequestId: row.client_request_id,
         createdAt: row.created_at.toISOString(),
         model: row.model_id,
         keyId: row.key_id,
