@@ -84,7 +84,8 @@ export class RedemptionCodesAdminService {
 
   /** Voids one code; voiding a void code again changes nothing. A redeemed code cannot be voided (409). */
   async void(id: string): Promise<AdminRedemptionCodeDto> {
-    const [row] = await this.dataSource.query<CodeRow[]>(
+    // TypeORM answers an UPDATE with [rows, affected].
+    const [[row]] = await this.dataSource.query<[CodeRow[], number]>(
       `UPDATE redemption_codes SET voided_at = COALESCE(voided_at, now())
        WHERE id = $1 AND redeemed_at IS NULL RETURNING ${COLUMNS}`,
       [id],
@@ -109,9 +110,9 @@ export class RedemptionCodesAdminService {
   /** Voids every code of the batch not yet redeemed, in one statement: a redemption racing it either wins or finds the code void. */
   async voidBatch(batchId: string): Promise<RedemptionBatchVoidDto> {
     return this.dataSource.transaction(async (manager) => {
-      const voided = await manager.query<{ id: string }[]>(
+      const [, voided] = await manager.query<[unknown[], number]>(
         `UPDATE redemption_codes SET voided_at = now()
-         WHERE batch_id = $1 AND redeemed_at IS NULL AND voided_at IS NULL RETURNING id`,
+         WHERE batch_id = $1 AND redeemed_at IS NULL AND voided_at IS NULL`,
         [batchId],
       );
       const [counts] = await manager.query<{ total: number; redeemed: number }[]>(
@@ -121,7 +122,7 @@ export class RedemptionCodesAdminService {
       if (counts.total === 0) {
         throw batchNotFound(batchId);
       }
-      return { batchId, voided: voided.length, redeemed: counts.redeemed };
+      return { batchId, voided, redeemed: counts.redeemed };
     });
   }
 
