@@ -19,7 +19,7 @@ describe('redemption codes', () => {
 
   const createCodes = async (
     body: Record<string, unknown>,
-  ): Promise<{ code: string; amount: string; expiresAt: string | null }[]> => {
+  ): Promise<{ id: string; batchId: string; code: string; amount: string; expiresAt: string | null }[]> => {
     const response = await world.gateway.admin('POST', '/admin/redemption-codes', body);
     expect({ status: response.status, count: response.body.data?.length }).toEqual({ status: 201, count: body.count });
     return response.body.data;
@@ -36,7 +36,14 @@ describe('redemption codes', () => {
       const codes = await createCodes({ amount: '10', count: 5 });
 
       expect(codes).toEqual(
-        Array.from({ length: 5 }, () => ({ code: expect.any(String), amount: '10', expiresAt: null })),
+        Array.from({ length: 5 }, () => ({
+          id: expect.stringMatching(UUID),
+          batchId: codes[0].batchId,
+          code: expect.any(String),
+          prefix: expect.stringMatching(/^[A-Z2-9]{5}$/),
+          amount: '10',
+          expiresAt: null,
+        })),
       );
       const typed = codes.map(({ code }) => code);
       expect(new Set(typed).size).toBe(5);

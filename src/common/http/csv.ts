@@ -17,6 +17,15 @@ function csvField(cell: CsvCell): string {
 }
 
 /**
+ * A cell a spreadsheet will show as text, never run as a formula: one that begins with =, +, -, @,
+ * a tab or CR gets a leading apostrophe (OWASP's CSV injection advice). For files meant for
+ * spreadsheets; the console's CSV keeps its numbers as they are.
+ */
+export function spreadsheetSafe(cell: CsvCell): CsvCell {
+  return typeof cell === 'string' && /^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell;
+}
+
+/**
  * Whether an Accept header prefers CSV to JSON: text/csv is acceptable (q > 0) and neither
  * application/json nor a wildcard is preferred over it. Without an Accept header, JSON.
  */

@@ -6,7 +6,7 @@ import { GroupTerms } from 'src/common/http/principal';
 import { LOGGER } from 'src/common/logging/logger';
 import { InvalidationBus, InvalidationTopic } from 'src/common/redis/invalidation-bus';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
-import { ApiKeyStatus } from 'src/modules/api-keys/api-key.entity';
+import { ApiKeyStatus, KeyDisabler } from 'src/modules/api-keys/api-key.entity';
 import { hashApiKey, isIssuableApiKey, parseBearerKey } from 'src/modules/api-keys/api-key.secret';
 import { ApiKeysRepository } from 'src/modules/api-keys/api-keys.repository';
 import { LookupBudget } from 'src/modules/api-keys/lookup-budget';
@@ -15,6 +15,7 @@ interface KnownKey {
   id: string;
   accountId: string;
   status: ApiKeyStatus;
+  disabledBy: KeyDisabler | null;
   expiresAt: Date | null;
   allowedModels: string[] | null;
   spendLimit: bigint | null;
@@ -103,7 +104,12 @@ export class ApiKeyAuthenticator {
       throw new ApiError(ErrorKind.AccountSuspended, 'This account is suspended. Contact support.');
     }
     if (key.status === 'disabled') {
-      throw new ApiError(ErrorKind.ApiKeyDisabled, 'This API key is disabled. Enable it in the console.');
+      throw new ApiError(
+        ErrorKind.ApiKeyDisabled,
+        key.disabledBy === 'operator'
+          ? 'This API key was disabled by an operator. Contact support.'
+          : 'This API key is disabled. Enable it in the console.',
+      );
     }
     if (key.expiresAt !== null && key.expiresAt.getTime() <= now) {
       throw new ApiError(

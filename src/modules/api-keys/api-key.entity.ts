@@ -4,10 +4,20 @@ import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, 
 
 export const API_KEY_STATUSES = ['enabled', 'disabled', 'deleted'] as const;
 export type ApiKeyStatus = (typeof API_KEY_STATUSES)[number];
+export const KEY_DISABLERS = ['owner', 'operator'] as const;
+/** Who disabled a disabled key: its owner (who may enable it again) or an operator (who alone may). */
+export type KeyDisabler = (typeof KEY_DISABLERS)[number];
 
 @Entity('api_keys')
 @Check('api_keys_status_check', `"status" IN ('enabled', 'disabled', 'deleted')`)
+@Check(
+  'api_keys_disabled_by_check',
+  `("status" = 'disabled') = ("disabled_by" IS NOT NULL) AND ("disabled_by" IS NULL OR "disabled_by" IN ('owner', 'operator'))`,
+)
 @Index('api_keys_account_idx', ['accountId'])
+@Index('api_keys_created_idx', ['createdAt', 'id'])
+// key_prefix with text_pattern_ops (for LIKE 'prefix%'), which TypeORM cannot declare: the migration makes it.
+@Index('api_keys_prefix_idx', { synchronize: false })
 export class ApiKeyEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -33,6 +43,10 @@ export class ApiKeyEntity {
 
   @Column({ type: 'text', default: 'enabled' })
   status: ApiKeyStatus;
+
+  /** Set exactly when the key is disabled: who disabled it. */
+  @Column({ name: 'disabled_by', type: 'text', nullable: true })
+  disabledBy: KeyDisabler | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

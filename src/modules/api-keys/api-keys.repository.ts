@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { GroupTerms } from 'src/common/http/principal';
 import { multiplierPpmOf } from 'src/common/money/price-multiplier';
-import { ApiKeyEntity, ApiKeyStatus } from 'src/modules/api-keys/api-key.entity';
+import { ApiKeyEntity, ApiKeyStatus, KeyDisabler } from 'src/modules/api-keys/api-key.entity';
 import { Not, Repository } from 'typeorm';
 
 interface ApiKeyRow {
@@ -12,6 +12,7 @@ interface ApiKeyRow {
   key_hash: string;
   key_prefix: string;
   status: ApiKeyStatus;
+  disabled_by: KeyDisabler | null;
   created_at: Date;
   last_used_at: Date | null;
   expires_at: Date | null;
@@ -20,15 +21,21 @@ interface ApiKeyRow {
   spent: string;
 }
 
+export interface OperatorKeyFilter {
+  accountId?: string;
+  prefix?: string;
+  status?: ApiKeyStatus;
+}
+
 /** What the owner may change on a live key; an absent field stays as it is, null clears it. */
 export type ApiKeyChanges = Partial<
-  Pick<ApiKeyEntity, 'name' | 'status' | 'expiresAt' | 'allowedModels' | 'spendLimit'>
+  Pick<ApiKeyEntity, 'name' | 'status' | 'disabledBy' | 'expiresAt' | 'allowedModels' | 'spendLimit'>
 >;
 
 /** What authentication needs of a key: everything it checks, and what the admission hold enforces. */
 export type ApiKeyAuthFields = Pick<
   ApiKeyEntity,
-  'id' | 'accountId' | 'status' | 'expiresAt' | 'allowedModels' | 'spendLimit'
+  'id' | 'accountId' | 'status' | 'disabledBy' | 'expiresAt' | 'allowedModels' | 'spendLimit'
 > & { accountSuspended: boolean; group: GroupTerms };
 
 @Injectable()
@@ -41,7 +48,7 @@ export class ApiKeysRepository {
       'accountId' | 'name' | 'keyHash' | 'keyPrefix' | 'expiresAt' | 'allowedModels' | 'spendLimit'
     >,
   ): Promise<ApiKeyEntity> {
-    return this.keys.save(this.keys.create({ ...values, status: 'enabled', spent: 0n }));
+    return this.keys.save(this.keys.create({ ...values, status: 'enabled', disabledBy: null, spent: 0n }));
   }
 
   listLive(accountId: string): Promise<ApiKeyEntity[]> {
@@ -54,6 +61,7 @@ export class ApiKeysRepository {
         id: true,
         accountId: true,
         status: true,
+        disabledBy: true,
         expiresAt: true,
         allowedModels: true,
         spendLimit: true,
@@ -88,18 +96,66 @@ export class ApiKeysRepository {
 
   /**
    * Changes a key that is not deleted, in one statement: a PATCH that raced a DELETE waits for its
-   * row lock, re-checks the condition on the deleted row and changes nothing.
+   * row lock, re-checks the condition on the deleted row and changes nothing. `accountId` null: any
+   * account's (an operator). `unlessOperatorDisabled`: a key an operator disabled is left as it is.
    */
-  async updateLive(accountId: string, id: string, changes: ApiKeyChanges): Promise<ApiKeyEntity | null> {
-    const result = await this.keys
+  async updateLive(
+    accountId: string | null,
+    id: string,
+    changes: ApiKeyChanges,
+    unlessOperatorDisabled = false,
+  ): Promise<ApiKeyEntity | null> {
+    const query = this.keys
       .createQueryBuilder()
       .update()
       .set(changes)
-      .where('id = :id AND account_id = :accountId AND status <> :deleted', { id, accountId, deleted: 'deleted' })
-      .returning('*')
-      .execute();
-    const rows = result.raw as ApiKeyRow[];
+      .where('id = :id AND status <> :deleted', { id, deleted: 'deleted' });
+    if (accountId !== null) {
+      query.andWhere('account_id = :accountId', { accountId });
+    }
+    if (unlessOperatorDisabled) {
+      query.andWhere(`disabled_by IS DISTINCT FROM 'operator'`);
+    }
+    const rows = (await query.returning('*').execute()).raw as ApiKeyRow[];
     return rows.length > 0 ? toEntity(rows[0]) : null;
+  }
+
+  findLive(accountId: string | null, id: string): Promise<ApiKeyEntity | null> {
+    return this.keys.findOne({
+      where: { id, status: Not('deleted'), ...(accountId === null ? {} : { accountId }) },
+    });
+  }
+
+  /**
+   * An operator's page of keys, newest first, after the (created_at text, id) position: by account
+   * (api_keys_account_idx), by the prefix's first characters (api_keys_prefix_idx) or all
+   * (api_keys_created_idx).
+   */
+  async listForOperator(filter: OperatorKeyFilter, after: [string, string] | null, limit: number) {
+    const params: unknown[] = [];
+    const where: string[] = [];
+    const add = (sql: (p: string) => string, value: unknown) => {
+      if (value !== undefined) {
+        params.push(value);
+        where.push(sql(`$${params.length}`));
+      }
+    };
+    add((p) => `account_id = ${p}::uuid`, filter.accountId);
+    // The prefix is letters, digits and dashes (checked by the query DTO): nothing LIKE would read as a wildcard.
+    add((p) => `key_prefix LIKE ${p} || '%'`, filter.prefix);
+    add((p) => `status = ${p}`, filter.status);
+    if (after) {
+      params.push(after[0], after[1]);
+      where.push(`(created_at, id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
+    }
+    params.push(limit);
+    const rows = await this.keys.query<(ApiKeyRow & { created_at_text: string })[]>(
+      `SELECT *, created_at::text AS created_at_text FROM api_keys
+       ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+       ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
+      params,
+    );
+    return rows.map((row) => ({ key: toEntity(row), position: [row.created_at_text, row.id] as [string, string] }));
   }
 
   async touch(id: string, at: Date): Promise<void> {
@@ -115,6 +171,7 @@ function toEntity(row: ApiKeyRow): ApiKeyEntity {
     keyHash: row.key_hash,
     keyPrefix: row.key_prefix,
     status: row.status,
+    disabledBy: row.disabled_by,
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
     expiresAt: row.expires_at,

@@ -1,11 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { formatUsd, NANOS_PER_USD, parseUsd } from 'src/common/money/money';
+import { decodeCursor, encodeCursor } from 'src/common/http/cursor';
 import { InvalidationBus, InvalidationTopic } from 'src/common/redis/invalidation-bus';
 import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
-import { ApiKeyEntity } from 'src/modules/api-keys/api-key.entity';
+import { ApiKeyEntity, ApiKeyStatus } from 'src/modules/api-keys/api-key.entity';
 import { displayPrefix, generateApiKeySecret, hashApiKey, maskKey } from 'src/modules/api-keys/api-key.secret';
 import { ApiKeyChanges, ApiKeysRepository } from 'src/modules/api-keys/api-keys.repository';
+import { AdminKeyDto, AdminKeyPageDto, AdminKeyQueryDto } from 'src/modules/api-keys/dto/admin-key.dto';
 import {
   ApiKeyCreateDto,
   ApiKeyCreatedResponseDto,
@@ -17,6 +19,7 @@ import { CatalogService } from 'src/modules/models/catalog.service';
 // The hold script compares amounts as Lua numbers, exact below 2^53 nano-dollars (~$9M): a limit
 // of at most $1M keeps the limit, what was spent and what is held well inside that.
 const MAX_SPEND_LIMIT = 1_000_000n * NANOS_PER_USD;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 @Injectable()
 export class ApiKeysService {
@@ -53,19 +56,58 @@ export class ApiKeysService {
     }
     if (dto.status !== undefined) {
       changes.status = dto.status;
+      changes.disabledBy = dto.status === 'disabled' ? 'owner' : null;
     }
     if (Object.keys(changes).length === 0) {
       throw ApiError.invalid('Nothing to change: send name, status, expiresAt, allowedModels or spendLimit.');
     }
-    return this.map(await this.change(accountId, id, changes));
+    // The owner may rename or re-control a key an operator disabled, never change its status.
+    const guarded = dto.status !== undefined;
+    const key = await this.repository.updateLive(accountId, id, changes, guarded);
+    if (!key && guarded && (await this.repository.findLive(accountId, id))?.disabledBy === 'operator') {
+      throw new ApiError(
+        ErrorKind.Conflict,
+        'An operator disabled this key; only an operator can enable it. Contact support.',
+        'status',
+        'key_disabled_by_operator',
+      );
+    }
+    return this.map(await this.announce(key, id));
   }
 
   async delete(accountId: string, id: string): Promise<void> {
-    await this.change(accountId, id, { status: 'deleted' });
+    await this.announce(await this.repository.updateLive(accountId, id, { status: 'deleted', disabledBy: null }), id);
   }
 
-  private async change(accountId: string, id: string, changes: ApiKeyChanges): Promise<ApiKeyEntity> {
-    const key = await this.repository.updateLive(accountId, id, changes);
+  /** Keys of every account, newest first, for an operator. */
+  async listForOperator(query: AdminKeyQueryDto): Promise<AdminKeyPageDto> {
+    const cursor = decodeCursor(
+      query.cursor,
+      (p) => p.length === 2 && !Number.isNaN(Date.parse(p[0])) && UUID.test(p[1]),
+    );
+    const rows = await this.repository.listForOperator(
+      { accountId: query.accountId, prefix: query.prefix, status: query.status },
+      cursor as [string, string] | null,
+      query.limit + 1,
+    );
+    const page = rows.slice(0, query.limit);
+    return {
+      data: page.map(({ key }) => this.operatorView(key)),
+      nextCursor: rows.length > query.limit ? encodeCursor(page[page.length - 1].position) : null,
+    };
+  }
+
+  operatorView(key: ApiKeyEntity): AdminKeyDto {
+    return { ...this.map(key), accountId: key.accountId };
+  }
+
+  /** An operator's change of any account's key: `disabled` by the operator, `enabled`, or `deleted`. */
+  async setStatusAsOperator(id: string, status: ApiKeyStatus): Promise<ApiKeyEntity> {
+    const disabledBy = status === 'disabled' ? 'operator' : null;
+    return this.announce(await this.repository.updateLive(null, id, { status, disabledBy }), id);
+  }
+
+  private async announce(key: ApiKeyEntity | null, id: string): Promise<ApiKeyEntity> {
     if (!key) {
       throw new ApiError(ErrorKind.NotFound, `No API key with id '${id}'.`, 'keyId');
     }
@@ -98,11 +140,12 @@ export class ApiKeysService {
     return [...new Set(ids)];
   }
 
-  private map(key: ApiKeyEntity): ApiKeyResponseDto {
+  map(key: ApiKeyEntity): ApiKeyResponseDto {
     return {
       id: key.id,
       name: key.name,
       status: key.status,
+      disabledBy: key.disabledBy,
       maskedKey: maskKey(key.keyPrefix),
       createdAt: key.createdAt.toISOString(),
       lastUsedAt: key.lastUsedAt?.toISOString() ?? null,

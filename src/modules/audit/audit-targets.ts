@@ -110,6 +110,40 @@ const readPrices: Reader = async (db) => ({
   secrets: {},
 });
 
+// Never key_hash: the log shows whose key and its state, not what would find the key.
+const readApiKey: Reader = async (db, id) =>
+  !UUID.test(id)
+    ? null
+    : plain(
+        await one(db, 'SELECT id, account_id, name, key_prefix, status, disabled_by FROM api_keys WHERE id = $1', [id]),
+      );
+
+// Never code_hash: the prefix and the state only.
+const readRedemptionCode: Reader = async (db, id) =>
+  !UUID.test(id)
+    ? null
+    : plain(
+        await one(
+          db,
+          `SELECT id, batch_id, code_prefix, amount, expires_at, redeemed_at, redeemed_by, voided_at
+           FROM redemption_codes WHERE id = $1`,
+          [id],
+        ),
+      );
+
+const readRedemptionBatch: Reader = async (db, id) => {
+  if (!UUID.test(id)) {
+    return null;
+  }
+  const counts = await one(
+    db,
+    `SELECT COUNT(*)::int AS codes, COUNT(redeemed_at)::int AS redeemed, COUNT(voided_at)::int AS voided
+     FROM redemption_codes WHERE batch_id = $1`,
+    [id],
+  );
+  return counts && counts.codes !== 0 ? plain({ batch_id: id, ...counts }) : null;
+};
+
 /** The pair separator of composite ids; it cannot occur in an account id (a UUID). */
 const PAIR = '/';
 const splitPair = (id: string) => [id.slice(0, id.indexOf(PAIR)), id.slice(id.indexOf(PAIR) + 1)];
@@ -145,6 +179,20 @@ export const AUDIT_TARGETS: Record<string, AuditTarget> = {
   // The codes are secrets shown once: the log says that a batch was made, never the codes.
   'POST /admin/redemption-codes': { type: 'redemption_codes', id: () => null },
   'POST /admin/price-books': { type: 'price_book', id: () => null, read: readPrices },
+
+  'POST /admin/redemption-codes/:codeId/void': {
+    type: 'redemption_code',
+    id: (p) => p.codeId,
+    read: readRedemptionCode,
+  },
+  'POST /admin/redemption-codes/batches/:batchId/void': {
+    type: 'redemption_batch',
+    id: (p) => p.batchId,
+    read: readRedemptionBatch,
+  },
+  'POST /admin/keys/:keyId/disable': { type: 'api_key', id: (p) => p.keyId, read: readApiKey },
+  'POST /admin/keys/:keyId/enable': { type: 'api_key', id: (p) => p.keyId, read: readApiKey },
+  'DELETE /admin/keys/:keyId': { type: 'api_key', id: (p) => p.keyId, read: readApiKey },
 };
 
 /** A route nobody listed is still logged, by its path, with no state. */

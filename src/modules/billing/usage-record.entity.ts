@@ -13,6 +13,14 @@ export type UsageStatus = (typeof USAGE_STATUSES)[number];
 @Index('usage_records_account_created_idx', ['accountId', 'createdAt', 'requestId'])
 @Index('usage_records_account_model_created_idx', ['accountId', 'modelId', 'createdAt'])
 @Index('usage_records_account_key_created_idx', ['accountId', 'keyId', 'createdAt'])
+// The request log's (GET /admin/requests): each filter, then the page order.
+@Index('usage_records_created_idx', ['createdAt', 'requestId'])
+@Index('usage_records_model_created_idx', ['modelId', 'createdAt', 'requestId'])
+@Index('usage_records_channel_created_idx', ['channelId', 'createdAt', 'requestId'])
+@Index('usage_records_status_created_idx', ['status', 'createdAt', 'requestId'])
+@Index('usage_records_client_request_idx', ['clientRequestId', 'createdAt'], {
+  where: '"client_request_id" IS NOT NULL',
+})
 export class UsageRecordEntity {
   /**
    * The x-request-id of the completion; the primary key makes settlement idempotent. It includes

@@ -16,6 +16,7 @@ import { DepositAddressesService } from 'src/modules/payments/chain/deposit-addr
 import { DepositsService } from 'src/modules/payments/chain/deposits.service';
 import { UsdtOrders } from 'src/modules/payments/chain/usdt-orders';
 import { AdminPaymentsController } from 'src/modules/payments/admin-payments.controller';
+import { AdminRedemptionCodesController } from 'src/modules/payments/redemptions/admin-redemption-codes.controller';
 import { ConsoleTopupsController } from 'src/modules/payments/console-topups.controller';
 import { PaymentConfirmation } from 'src/modules/payments/confirmation/payment-confirmation.service';
 import { PaymentJobs } from 'src/modules/payments/confirmation/payment-jobs';
@@ -32,6 +33,7 @@ import { TopupOrdersRepository } from 'src/modules/payments/orders/topup-orders.
 import { TopupsService } from 'src/modules/payments/orders/topups.service';
 import { WebhooksController } from 'src/modules/payments/webhooks/webhooks.controller';
 import { WebhooksService } from 'src/modules/payments/webhooks/webhooks.service';
+import { RedemptionCodesAdminService } from 'src/modules/payments/redemptions/redemption-codes-admin.service';
 import { RateLimitsModule } from 'src/modules/rate-limits/rate-limits.module';
 
 const CORE_PROVIDERS = [
@@ -75,13 +77,14 @@ export class PaymentsCoreModule {}
     // VerifiedEmailGuard on the console's top-ups reads through AccountsRepository.
     AccountsModule,
   ],
-  controllers: [ConsoleTopupsController, AdminPaymentsController, WebhooksController],
+  controllers: [ConsoleTopupsController, AdminPaymentsController, AdminRedemptionCodesController, WebhooksController],
   providers: [
     TopupsService,
     PaymentSettingsService,
     PaymentSettingsRepository,
     RedemptionCodesRepository,
     RedemptionsService,
+    RedemptionCodesAdminService,
     WebhooksService,
     PaymentThrottle,
     DepositsService,

@@ -84,8 +84,19 @@ export class UsageRepository {
     );
   }
 
-  bills(accountId: string, range: DayRange, cursor: Cursor | null, limit: number, model?: string, keyId?: string) {
+  bills(
+    accountId: string,
+    range: DayRange,
+    cursor: Cursor | null,
+    limit: number,
+    model?: string,
+    keyId?: string,
+    ids: { requestId?: string; clientRequestId?: string } = {},
+  ) {
     const filters = new Filters([accountId]);
+    // The primary key and usage_records_client_request_idx find these; the account keeps them to its own.
+    filters.add((p) => `request_id = ${p}`, ids.requestId);
+    filters.add((p) => `client_request_id = ${p}`, ids.clientRequestId);
     filters.add((p) => `created_at >= (${p}::date::timestamp AT TIME ZONE 'UTC')`, range.from);
     filters.add((p) => `created_at < ((${p}::date + 1)::timestamp AT TIME ZONE 'UTC')`, range.to);
     filters.add((p) => `model_id = ${p}`, model);

@@ -101,7 +101,10 @@ export class UsageService {
   private async billPage<Bill>(accountId: string, query: BillsQueryDto, map: (row: BillRow) => Bill) {
     const range = dayRange(query);
     const cursor = decodeCursor(query.cursor, ([at, id]) => !Number.isNaN(Date.parse(at)) && id !== undefined);
-    const rows = await this.repository.bills(accountId, range, cursor, query.limit + 1, query.model, query.keyId);
+    const rows = await this.repository.bills(accountId, range, cursor, query.limit + 1, query.model, query.keyId, {
+      requestId: query.requestId,
+      clientRequestId: query.clientRequestId,
+    });
     return paginate(rows, query.limit, (row) => [row.created_at_text, row.request_id], map);
   }
 

@@ -11,7 +11,7 @@ import {
   Matches,
 } from 'class-validator';
 import { ApiMoney } from 'src/common/openapi/money-property';
-import { API_KEY_STATUSES, ApiKeyStatus } from 'src/modules/api-keys/api-key.entity';
+import { API_KEY_STATUSES, ApiKeyStatus, KEY_DISABLERS, KeyDisabler } from 'src/modules/api-keys/api-key.entity';
 
 /** A positive USD amount of at most $1,000,000 (bounds checked by the service, which names the field). */
 const SPEND_LIMIT = /^\d{1,7}(\.\d{1,9})?$/;
@@ -90,6 +90,16 @@ export class ApiKeyResponseDto {
 
   @ApiProperty({ enum: API_KEY_STATUSES, enumName: 'ApiKeyStatus', example: 'enabled' })
   status: ApiKeyStatus;
+
+  @ApiProperty({
+    description:
+      'Who disabled the key, while it is disabled: `owner` (enable it again in the console) or `operator` (only an operator can enable it; the console answers 409 key_disabled_by_operator). null otherwise',
+    enum: KEY_DISABLERS,
+    enumName: 'KeyDisabler',
+    nullable: true,
+    example: null,
+  })
+  disabledBy: KeyDisabler | null;
 
   @ApiProperty({ description: 'The first characters of the key, the rest masked', example: 'sk-AbCd********' })
   maskedKey: string;

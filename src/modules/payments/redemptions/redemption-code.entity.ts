@@ -4,6 +4,9 @@ import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, 
 /** A code an operator sold or gave away; stored hashed, it credits its amount to the first account that redeems it. */
 @Entity('redemption_codes')
 @Check('redemption_codes_amount_check', '"amount" > 0')
+@Check('redemption_codes_void_check', '"voided_at" IS NULL OR "redeemed_at" IS NULL')
+@Index('redemption_codes_created_idx', ['createdAt', 'id'])
+@Index('redemption_codes_batch_created_idx', ['batchId', 'createdAt', 'id'])
 export class RedemptionCodeEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -12,6 +15,10 @@ export class RedemptionCodeEntity {
   @Index('redemption_codes_code_hash_key', { unique: true })
   @Column({ name: 'code_hash', type: 'text' })
   codeHash: string;
+
+  /** The code's first group, for lists; null on codes made before prefixes were kept. */
+  @Column({ name: 'code_prefix', type: 'text', nullable: true })
+  codePrefix: string | null;
 
   /** Nano-dollars. */
   @Column({ type: 'bigint', transformer: bigintTransformer })
@@ -36,6 +43,10 @@ export class RedemptionCodeEntity {
   @ManyToOne('AccountEntity', { onDelete: 'RESTRICT' })
   @JoinColumn({ name: 'redeemed_by', foreignKeyConstraintName: 'redemption_codes_redeemed_by_fkey' })
   redeemer?: unknown;
+
+  /** When an operator voided the code: it can no longer be redeemed. */
+  @Column({ name: 'voided_at', type: 'timestamptz', nullable: true })
+  voidedAt: Date | null;
 
   /** The top-up order the redemption created and paid. */
   @Column({ name: 'order_id', type: 'uuid', nullable: true })

@@ -27,3 +27,8 @@ export function normalizeRedemptionCode(typed: string): string | null {
 export function hashRedemptionCode(normalized: string): string {
   return createHash('sha256').update(normalized).digest('hex');
 }
+
+/** What lists show of a code: its first group (25 of its 100 bits), enough to tell codes apart, never to redeem one. */
+export function redemptionCodePrefix(code: string): string {
+  return code.slice(0, GROUP);
+}

@@ -14,6 +14,7 @@ import {
   hashRedemptionCode,
   newRedemptionCode,
   normalizeRedemptionCode,
+  redemptionCodePrefix,
 } from 'src/modules/payments/redemptions/redemption-codes';
 import { formatAmount } from 'src/common/money/topup-amounts';
 import { TopupOrdersRepository } from 'src/modules/payments/orders/topup-orders.repository';
@@ -23,7 +24,8 @@ import { DataSource } from 'typeorm';
 const TRIES_PER_ACCOUNT = 10;
 const TRIES_PER_ADDRESS = 30;
 
-const unusable = () => ApiError.invalid('code is unknown, already used or expired.', 'code');
+// A voided code answers like an unknown one: SPEC's 400, nothing a guesser could tell apart.
+const unusable = () => ApiError.invalid('code is unknown, already used, expired or void.', 'code');
 
 /** Redemption codes: the third way money comes in, paid through the same confirmation as any order. */
 @Injectable()
@@ -48,16 +50,24 @@ export class RedemptionsService {
     }
     const batchId = randomUUID();
     const codes = Array.from({ length: dto.count }, () => newRedemptionCode());
-    await this.codes.insert(
+    const ids = await this.codes.insert(
       codes.map((code) => ({
         codeHash: hashRedemptionCode(normalizeRedemptionCode(code)!),
+        codePrefix: redemptionCodePrefix(code),
         amount,
         batchId,
         expiresAt,
       })),
     );
-    const shown = { amount: formatUsd(amount), expiresAt: expiresAt?.toISOString() ?? null };
-    return { data: codes.map((code) => ({ code, ...shown })) };
+    const shown = { batchId, amount: formatUsd(amount), expiresAt: expiresAt?.toISOString() ?? null };
+    return {
+      data: codes.map((code, index) => ({
+        id: ids[index],
+        code,
+        prefix: redemptionCodePrefix(code),
+        ...shown,
+      })),
+    };
   }
 
   /**

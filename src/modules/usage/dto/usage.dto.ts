@@ -8,6 +8,7 @@ import {
   IsOptional,
   IsString,
   IsUUID,
+  Matches,
   MaxLength,
 } from 'class-validator';
 import { DateRangeQueryDto, PageQueryDto } from 'src/common/http/date-range.dto';
@@ -56,7 +57,20 @@ export class UsageQueryDto extends IntersectionType(DateRangeQueryDto, UsageFilt
   groupBy: UsageGrouping[] = ['day'];
 }
 
-export class BillsQueryDto extends IntersectionType(PageQueryDto, UsageFilterDto) {}
+/** Ids as clients and the gateway write them: printable ASCII without spaces, at most 200 characters. */
+export const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
+
+export class BillsQueryDto extends IntersectionType(PageQueryDto, UsageFilterDto) {
+  @ApiPropertyOptional({ description: 'The x-request-id the gateway answered the request with', example: 'req_…' })
+  @IsOptional()
+  @Matches(REQUEST_ID, { message: 'requestId must be 1 to 200 printable characters without spaces' })
+  requestId?: string;
+
+  @ApiPropertyOptional({ description: 'The X-Request-Id your client sent with the request', example: 'my-trace-42' })
+  @IsOptional()
+  @Matches(REQUEST_ID, { message: 'clientRequestId must be 1 to 200 printable characters without spaces' })
+  clientRequestId?: string;
+}
 
 export class UsageRowDto {
   @ApiPropertyOptional({ description: 'When grouped by day', example: '2026-11-21', format: 'date' })
