@@ -1,6 +1,15 @@
+const { readFileSync } = require('node:fs');
+const { join } = require('node:path');
+
+/**
+ * SWC transpiles the TypeScript (tsc type-checks it in `npm run check`): the same options as the
+ * compiled entrypoints the e2e tests spawn (test/support/entrypoint-build.ts), legacy decorators with
+ * their metadata as Nest's injector reads it.
+ */
+const swcOptions = JSON.parse(readFileSync(join(__dirname, '.swcrc'), 'utf8'));
+
 /** @type {import('jest').Config} */
 const common = {
-  preset: 'ts-jest',
   testEnvironment: 'node',
   rootDir: '.',
   moduleNameMapper: {
@@ -8,8 +17,7 @@ const common = {
     '^tools/(.*)$': '<rootDir>/tools/$1',
     '^test/(.*)$': '<rootDir>/test/$1',
   },
-  // Transpile-only (tsc type-checks in `npm run check`).
-  transform: { '^.+\\.[tj]s$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }] },
+  transform: { '^.+\\.[tj]s$': ['@swc/jest', swcOptions] },
 };
 
 /** One fresh database per run for the projects that need one (one setup: Jest runs each path once). */
