@@ -60,6 +60,19 @@ const cluster = {
   ],
 };
 
+/**
+ * Minutes of their own each, on their own fixtures: the production image assembled and built, the demo
+ * built and started, books and partitions at scale, a local Hardhat chain. `npm test` runs them (the
+ * `slow` project); `npm run test:integration` / `test:e2e` leave them out.
+ */
+const slowSuites = [
+  'e2e/production-image.e2e-spec.ts',
+  'e2e/demo-front-door.e2e-spec.ts',
+  'integration/books-at-scale.integration-spec.ts',
+  'integration/partition-books.integration-spec.ts',
+  'integration/erc20-watcher.integration-spec.ts',
+].map((suite) => `<rootDir>/test/${suite}`);
+
 module.exports = {
   testTimeout: 30000,
   projects: [
@@ -75,8 +88,21 @@ module.exports = {
       ],
     },
     // Repositories and services on the run's fresh Postgres (and Redis), without the HTTP app.
-    { ...common, ...withDatabase, displayName: 'integration', testMatch: ['<rootDir>/test/**/*.integration-spec.ts'] },
-    { ...common, ...withDatabase, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
+    {
+      ...common,
+      ...withDatabase,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/**/*.integration-spec.ts'],
+      testPathIgnorePatterns: slowSuites,
+    },
+    {
+      ...common,
+      ...withDatabase,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      testPathIgnorePatterns: slowSuites,
+    },
+    { ...common, ...withDatabase, displayName: 'slow', testMatch: slowSuites },
     ...(process.env.GATEWAY_TEST_CLUSTER === '1' ? [cluster] : []),
   ],
 };
