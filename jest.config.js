@@ -1,6 +1,15 @@
+const { readFileSync } = require('node:fs');
+const { join } = require('node:path');
+
+/**
+ * SWC transpiles the TypeScript (tsc type-checks it in `npm run check`): the same options as the
+ * compiled entrypoints the e2e tests spawn (test/support/entrypoint-build.ts), legacy decorators with
+ * their metadata as Nest's injector reads it.
+ */
+const swcOptions = JSON.parse(readFileSync(join(__dirname, '.swcrc'), 'utf8'));
+
 /** @type {import('jest').Config} */
 const common = {
-  preset: 'ts-jest',
   testEnvironment: 'node',
   rootDir: '.',
   moduleNameMapper: {
@@ -8,8 +17,7 @@ const common = {
     '^tools/(.*)$': '<rootDir>/tools/$1',
     '^test/(.*)$': '<rootDir>/test/$1',
   },
-  // Transpile-only (tsc type-checks in `npm run check`).
-  transform: { '^.+\\.[tj]s$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }] },
+  transform: { '^.+\\.[tj]s$': ['@swc/jest', swcOptions] },
 };
 
 /** One fresh database per run for the projects that need one (one setup: Jest runs each path once). */
@@ -79,6 +87,19 @@ const pgbouncer = {
   ],
 };
 
+/**
+ * Minutes of their own each, on their own fixtures: the production image assembled and built, the demo
+ * built and started, books and partitions at scale, a local Hardhat chain. `npm test` runs them (the
+ * `slow` project); `npm run test:integration` / `test:e2e` leave them out.
+ */
+const slowSuites = [
+  'e2e/production-image.e2e-spec.ts',
+  'e2e/demo-front-door.e2e-spec.ts',
+  'integration/books-at-scale.integration-spec.ts',
+  'integration/partition-books.integration-spec.ts',
+  'integration/erc20-watcher.integration-spec.ts',
+].map((suite) => `<rootDir>/test/${suite}`);
+
 module.exports = {
   testTimeout: 30000,
   projects: [
@@ -94,8 +115,21 @@ module.exports = {
       ],
     },
     // Repositories and services on the run's fresh Postgres (and Redis), without the HTTP app.
-    { ...common, ...withDatabase, displayName: 'integration', testMatch: ['<rootDir>/test/**/*.integration-spec.ts'] },
-    { ...common, ...withDatabase, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
+    {
+      ...common,
+      ...withDatabase,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/**/*.integration-spec.ts'],
+      testPathIgnorePatterns: slowSuites,
+    },
+    {
+      ...common,
+      ...withDatabase,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      testPathIgnorePatterns: slowSuites,
+    },
+    { ...common, ...withDatabase, displayName: 'slow', testMatch: slowSuites },
     ...(process.env.GATEWAY_TEST_CLUSTER === '1' ? [cluster] : []),
     ...(process.env.GATEWAY_TEST_PGBOUNCER === '1' ? [pgbouncer] : []),
   ],

@@ -1,9 +1,9 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
-import { join } from 'node:path';
+import { spawnEntrypoint, stopEntrypoint, untilPrinted } from 'test/support/entrypoint-process';
 import { freePort } from 'tools/bench/child-processes';
 
-/** The real API entrypoint (src/main.ts) in a process of its own, on this run's Postgres and Redis. */
+/** The real API entrypoint (src/main.ts, compiled) in a process of its own, on this run's Postgres and Redis. */
 export interface ApiProcess {
   child: ChildProcess;
   url: string;
@@ -15,39 +15,14 @@ export interface ApiProcess {
 
 export async function startApiProcess(env: Record<string, string>): Promise<ApiProcess> {
   const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'src/main.ts'],
-    {
-      cwd: join(__dirname, '..', '..'),
-      env: { ...process.env, LOG_LEVEL: 'info', PORT: String(port), ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let output = '';
-  const collect = (chunk: Buffer) => (output += chunk.toString());
-  child.stdout.on('data', collect);
-  child.stderr.on('data', collect);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const ready = new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', () => output.includes('api listening') && resolve());
-    void exited.then((code) => reject(new Error(`the API exited with ${code} before listening:\n${output}`)));
-  });
-  const timeout = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  try {
-    await ready;
-  } finally {
-    clearTimeout(timeout);
-  }
-  return { child, url: `http://127.0.0.1:${port}`, output: () => output, exited };
+  const api = spawnEntrypoint('main', { LOG_LEVEL: 'info', PORT: String(port), ...env });
+  await untilPrinted(api, 'api listening');
+  return { child: api.child, url: `http://127.0.0.1:${port}`, output: api.output, exited: api.exited };
 }
 
 /** SIGKILLs the process if it still runs, and waits for it to be gone. */
 export async function killApiProcess(api: ApiProcess | null): Promise<void> {
-  if (api && api.child.exitCode === null && api.child.signalCode === null) {
-    api.child.kill('SIGKILL');
-    await api.exited;
-  }
+  await stopEntrypoint(api?.child);
 }
 
 export interface Answer {

@@ -1,7 +1,7 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { EntrypointProcess, spawnEntrypoint } from 'test/support/entrypoint-process';
 import { countMockPromptTokens } from 'tools/mock-upstream/mock-upstream.server';
 import { estimatePromptTokens } from 'src/modules/billing/token-estimator';
 import { HttpResult } from 'test/support/gateway';
@@ -101,34 +101,25 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** A second API process, started as in production (`src/main.ts`) on the run's database and Redis. */
+/** A second API process, started as in production (`node main.js`, compiled) on the run's database and Redis. */
 export class ApiProcess {
-  private output = '';
-
   private constructor(
-    readonly child: ChildProcess,
+    private readonly running: EntrypointProcess,
     readonly url: string,
-  ) {
-    child.stdout?.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
-    child.stderr?.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+  ) {}
+
+  get child(): ChildProcess {
+    return this.running.child;
   }
 
   static async start(env: Record<string, string> = {}, timeoutMs = 45_000): Promise<ApiProcess> {
     const port = await freePort();
-    const child = spawn(
-      process.execPath,
-      ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'src/main.ts'],
-      {
-        cwd: join(__dirname, '..', '..'),
-        env: { ...process.env, PORT: String(port), NODE_ENV: 'test', ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    const api = new ApiProcess(child, `http://127.0.0.1:${port}`);
+    const running = spawnEntrypoint('main', { PORT: String(port), NODE_ENV: 'test', ...env });
+    const api = new ApiProcess(running, `http://127.0.0.1:${port}`);
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      if (child.exitCode !== null) {
-        throw new Error(`the API process exited with ${child.exitCode}:\n${api.output}`);
+      if (running.child.exitCode !== null) {
+        throw new Error(`the API process exited with ${running.child.exitCode}:\n${running.output()}`);
       }
       const status = await fetch(`${api.url}/health/ready`).then(
         (response) => response.status,
@@ -139,7 +130,7 @@ export class ApiProcess {
       }
       if (Date.now() > deadline) {
         await api.stop();
-        throw new Error(`the API process was not ready within ${timeoutMs} ms:\n${api.output}`);
+        throw new Error(`the API process was not ready within ${timeoutMs} ms:\n${running.output()}`);
       }
       await sleep(200);
     }

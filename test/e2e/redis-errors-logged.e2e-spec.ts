@@ -1,35 +1,18 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
+import { ChildProcess } from 'node:child_process';
 import { eventually } from 'test/e2e/e2e-helpers';
+import { Entrypoint, EntrypointProcess, spawnEntrypoint } from 'test/support/entrypoint-process';
 import { freePort } from 'test/e2e/rate-limits-helpers';
 
 const PASSWORD = 'redis-password-never-logged';
 
-interface Output {
-  child: ChildProcess;
-  stdout: string;
-  stderr: string;
-}
-
 /** A real entrypoint in its own process, with REDIS_URL pointing at a port nobody listens on. */
-function spawnEntrypoint(entrypoint: string, env: Record<string, string>): Output {
-  const child = spawn(
-    process.execPath,
-    ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', entrypoint],
-    {
-      cwd: join(__dirname, '..', '..'),
-      env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'info', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  const output: Output = { child, stdout: '', stderr: '' };
-  child.stdout.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
-  return output;
+function spawnWithRedis(entrypoint: Entrypoint, env: Record<string, string>): EntrypointProcess {
+  return spawnEntrypoint(entrypoint, { NODE_ENV: 'test', LOG_LEVEL: 'info', ...env });
 }
 
-function redisErrorLines(output: Output): Record<string, any>[] {
-  return output.stdout
+function redisErrorLines(output: EntrypointProcess): Record<string, any>[] {
+  return output
+    .stdout()
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as Record<string, any>)
@@ -58,15 +41,15 @@ describe('Redis connection errors', () => {
     }
   });
 
-  function expectQuietStderr(output: Output): void {
-    expect(output.stderr).not.toContain('Unhandled error event');
-    expect(output.stderr).not.toMatch(/^\s+at /m);
-    expect(output.stdout + output.stderr).not.toContain(PASSWORD);
+  function expectQuietStderr(output: EntrypointProcess): void {
+    expect(output.stderr()).not.toContain('Unhandled error event');
+    expect(output.stderr()).not.toMatch(/^\s+at /m);
+    expect(output.output()).not.toContain(PASSWORD);
   }
 
   it('should log one structured line per API client, rate-limited, with no stack and no password', async () => {
     const port = await freePort();
-    const api = spawnEntrypoint('src/main.ts', { REDIS_URL: redisUrl, PORT: String(port) });
+    const api = spawnWithRedis('main', { REDIS_URL: redisUrl, PORT: String(port) });
     running.push(api.child);
     const expected = ['commands', 'invalidation subscriber', 'queue billing'];
     await eventually(
@@ -91,7 +74,7 @@ describe('Redis connection errors', () => {
   }, 60_000);
 
   it('should log the worker’s clients the same way, its BullMQ worker included', async () => {
-    const worker = spawnEntrypoint('src/worker.ts', { REDIS_URL: redisUrl });
+    const worker = spawnWithRedis('worker', { REDIS_URL: redisUrl });
     running.push(worker.child);
     const expected = ['commands', 'queue billing', 'worker billing'];
     await eventually(

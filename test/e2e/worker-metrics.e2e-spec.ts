@@ -1,15 +1,14 @@
 import { getQueueToken } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
 import Redis from 'ioredis';
-import { ChildProcess, execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { ChildProcess } from 'node:child_process';
 import { Client } from 'pg';
 import { QueueName } from 'src/common/queue/queue.constants';
 import { isNoeviction, parseRedisPersistence } from 'src/modules/health/redis-persistence';
 import { Books, eventually, sleep, userMessages } from 'test/e2e/billing-helpers';
 import { freePort } from 'test/support/free-port';
 import { claimEmptyRedisDb } from 'test/support/global-setup';
+import { spawnEntrypoint } from 'test/support/entrypoint-process';
 import { TestGateway } from 'test/support/gateway';
 import { spawnWorker, stopWorker } from 'test/support/worker-process';
 
@@ -154,18 +153,11 @@ describe('the worker process: /metrics and /health on WORKER_METRICS_PORT', () =
 
   it('should export the result of the last `ledger:verify --record`', async () => {
     const startedAt = Date.now() / 1000;
-    await promisify(execFile)(
-      process.execPath,
-      [
-        '-r',
-        'ts-node/register/transpile-only',
-        '-r',
-        'tsconfig-paths/register',
-        'src/bin/ledger-verify.ts',
-        '--record',
-      ],
-      { cwd: join(__dirname, '..', '..'), env: { ...process.env, REDIS_URL: redisUrl } },
-    );
+    const verify = spawnEntrypoint('bin/ledger-verify', { REDIS_URL: redisUrl }, ['--record']);
+    const code = await verify.exited;
+    if (code !== 0) {
+      throw new Error(`ledger:verify exited with ${code}:\n${verify.output()}`);
+    }
 
     const text = await scrape();
     expect(sample(text, 'gateway_ledger_verify_mismatches')).toBe(0);

@@ -3,6 +3,7 @@ import 'reflect-metadata';
 import Redis from 'ioredis';
 import { Client } from 'pg';
 import { dataSourceOptions } from 'src/database/data-source.options';
+import { buildEntrypoints, ENTRYPOINTS_VARIABLE } from 'test/support/entrypoint-build';
 import { withDatabase } from 'test/support/test-database';
 import { DataSource } from 'typeorm';
 
@@ -17,6 +18,10 @@ const REDIS_BASE = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
  */
 export default async function globalSetup(): Promise<void> {
   const database = `gateway_test_${Date.now()}_${process.pid}`;
+  // The entrypoints the tests spawn, compiled while the database is created and migrated.
+  const entrypoints = buildEntrypoints();
+  // Its failure is thrown where it is awaited, below, not as an unhandled rejection meanwhile.
+  entrypoints.catch(() => undefined);
   const admin = new Client({ connectionString: SERVER_URL });
   await admin.connect();
   await admin.query(`CREATE DATABASE "${database}"`);
@@ -27,6 +32,7 @@ export default async function globalSetup(): Promise<void> {
   await dataSource.runMigrations();
   await dataSource.destroy();
 
+  process.env[ENTRYPOINTS_VARIABLE] = await entrypoints;
   process.env.NODE_ENV = 'test';
   process.env.DATABASE_URL = databaseUrl;
   process.env.REDIS_URL = process.env.TEST_REDIS_CLUSTER_URL ?? `${REDIS_BASE}/${await claimEmptyRedisDb()}`;

@@ -1,8 +1,10 @@
 import Redis from 'ioredis';
 import { Client } from 'pg';
+import { ENTRYPOINTS_VARIABLE, removeEntrypoints } from 'test/support/entrypoint-build';
 import { testDatabaseName, withDatabase } from 'test/support/test-database';
 
 export default async function globalTeardown(): Promise<void> {
+  removeEntrypoints(process.env[ENTRYPOINTS_VARIABLE]);
   // Dropped from the server's maintenance database; never one whose name lacks "test".
   const database = testDatabaseName(process.env.DATABASE_URL);
   const admin = new Client({ connectionString: withDatabase(process.env.DATABASE_URL!, 'postgres') });

@@ -141,15 +141,17 @@ describe(boundTextTokens.name, () => {
     expect(below).toEqual([]);
   });
 
+  // The reference encoder's exact counts of these fixed texts, recorded: its merges are quadratic on a
+  // long run of one kind of character, 10-40 s of CPU for each of the first four.
   it.each([
-    ['a × 100k', 'a'.repeat(100_000)],
-    ['a space × 100k', ' '.repeat(100_000)],
-    ['CJK', new SeededRandom(1).chars(50_000, 0x4e00, 0x9fff)],
-    ['emoji', new SeededRandom(2).chars(20_000, 0x1f600, 0x1f64f)],
-    ['digits', '9'.repeat(100_000)],
-    ['random letters', new SeededRandom(3).chars(100_000, 0x41, 0x7a)],
-  ])('should hold on long adversarial text: %s', (_name, text) => {
-    expect(boundTextTokens(text)).toBeGreaterThanOrEqual(exactCount(text));
+    ['a × 100k', 'a'.repeat(100_000), 12_500],
+    ['a space × 100k', ' '.repeat(100_000), 782],
+    ['CJK', new SeededRandom(1).chars(50_000, 0x4e00, 0x9fff), 117_835],
+    ['emoji', new SeededRandom(2).chars(20_000, 0x1f600, 0x1f64f), 43_683],
+    ['digits', '9'.repeat(100_000), 33_334],
+    ['random letters', new SeededRandom(3).chars(100_000, 0x41, 0x7a), 68_283],
+  ])('should hold on long adversarial text: %s', (_name, text, exact) => {
+    expect(boundTextTokens(text)).toBeGreaterThanOrEqual(exact);
   });
 
   it('should stay close to the exact count on prose, far below its bytes', () => {

@@ -1,7 +1,7 @@
 import { bigintTransformer } from 'src/common/database/bigint.transformer';
 import { ChannelEntity } from 'src/modules/channels/channel.entity';
 import type { ModelEntity } from 'src/modules/models/model.entity';
-import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn, Relation } from 'typeorm';
 
 /** One way to serve a model: a channel and the model's name at that upstream. */
 @Entity('model_routes')
@@ -39,7 +39,9 @@ export class ModelRouteEntity {
   // make the two files load each other.
   @ManyToOne('ModelEntity', 'routes', { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'model_id', foreignKeyConstraintName: 'model_routes_model_id_fkey' })
-  model?: ModelEntity;
+  // Relation<>: its design-type metadata must not read ModelEntity, which imports this file (a cycle
+  // that a transpiler with live-binding exports, SWC in the tests, would trip on while loading).
+  model?: Relation<ModelEntity>;
 
   @ManyToOne(() => ChannelEntity, { onDelete: 'RESTRICT' })
   @JoinColumn({ name: 'channel_id', foreignKeyConstraintName: 'model_routes_channel_id_fkey' })
