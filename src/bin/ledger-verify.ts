@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { createRedis } from 'src/common/redis/redis-client';
 import { ConfigError, loadDatabaseConfig, loadRedisTarget } from 'src/config/app-config';
 import { dataSourceOptions } from 'src/database/data-source.options';
-import { withStatementTimeout } from 'src/database/statement-timeout';
+import { withStatementTimeout } from 'src/common/database/statement-timeout';
 import { LEDGER_VERIFY_REPORT_KEY, LedgerVerifyReport } from 'src/modules/ledger/ledger-verify-report';
 import { findLedgerMismatches } from 'src/modules/ledger/ledger-verifier';
 import { findDepositMismatches, findTopupMismatches } from 'src/modules/payments/orders/topup-verifier';

@@ -20,7 +20,7 @@ export interface DatabasePool {
 /**
  * 30 s: the longest statements of a request or a settlement take milliseconds (docs/performance.md);
  * what legitimately runs longer (partition maintenance, ledger:verify) lifts it for its own
- * transaction (src/database/statement-timeout.ts).
+ * transaction (src/common/database/statement-timeout.ts).
  */
 export const DEFAULT_DATABASE_POOL: DatabasePool = {
   poolMax: 20,

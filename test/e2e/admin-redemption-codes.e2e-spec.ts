@@ -1,5 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { hashRedemptionCode, newRedemptionCode, normalizeRedemptionCode } from 'src/modules/payments/redemptions/redemption-codes';
+import {
+  hashRedemptionCode,
+  newRedemptionCode,
+  normalizeRedemptionCode,
+} from 'src/modules/payments/redemptions/redemption-codes';
 import { expectError, UUID } from 'test/e2e/e2e-helpers';
 import { usePaymentsWorld } from 'test/e2e/payments-helpers';
 import { Customer } from 'test/support/gateway';

@@ -1,4 +1,4 @@
-import { withStatementTimeout } from 'src/database/statement-timeout';
+import { withStatementTimeout } from 'src/common/database/statement-timeout';
 import { TestDb } from 'test/integration/integration-helpers';
 
 /**

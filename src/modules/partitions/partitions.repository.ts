@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { setLocalStatementTimeout } from 'src/database/statement-timeout';
+import { setLocalStatementTimeout } from 'src/common/database/statement-timeout';
 import { MonthPartition, PartitionedTable } from 'src/modules/partitions/month-partitions';
 import { DataSource, EntityManager } from 'typeorm';
 
