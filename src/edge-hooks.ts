@@ -5,11 +5,12 @@ import { AuthenticatedRequest } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { toApiError } from 'src/common/filters/all-exceptions.filter';
 import { errorLogFields } from 'src/common/filters/error-log-fields';
-import { bodyLimitFor, discardUnreadBody } from 'src/common/http/body-limits';
+import { bodyLimitFor, discardUnreadBody, SMALL_BODY_LIMIT_BYTES } from 'src/common/http/body-limits';
 import { errorAnswer, presentedAuthorization } from 'src/common/http/wire-format';
 import { clientRequestIdOf } from 'src/common/http/request-trace';
 import { AppConfig } from 'src/config/app-config';
 import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
+import { AdminTokenMatcher } from 'src/modules/auth/admin-token-matcher';
 import { throttleAddress } from 'src/modules/auth/client-address';
 import { InFlightRequests } from 'src/modules/health/in-flight-requests';
 import { ShutdownState } from 'src/modules/health/shutdown.state';
@@ -44,6 +45,12 @@ function isApiKeyRoute(request: FastifyRequest): boolean {
   return (request.routeOptions.url ?? request.url).startsWith('/v1/');
 }
 
+/** An admin route that takes more than a small body (a price book): its token is checked before the body. */
+function isLargeAdminBodyRoute(request: FastifyRequest): boolean {
+  const { url, bodyLimit } = request.routeOptions;
+  return (url ?? '').startsWith('/admin/') && (bodyLimit ?? 0) > SMALL_BODY_LIMIT_BYTES;
+}
+
 /** A body was announced and has not fully arrived yet. */
 function bodyStillArriving(raw: IncomingMessage): boolean {
   const announced = raw.headers['transfer-encoding'] !== undefined || Number(raw.headers['content-length'] ?? 0) > 0;
@@ -69,6 +76,7 @@ export function registerEdgeHooks(
 ): void {
   let resolved: EdgeServices | undefined;
   const edge = () => (resolved ??= services());
+  const adminTokens = new AdminTokenMatcher(config.adminTokens);
 
   fastify.addHook('onRoute', (route) => {
     route.bodyLimit ??= bodyLimitFor(route.url ?? '', config.bodyLimitBytes);
@@ -91,6 +99,15 @@ export function registerEdgeHooks(
     }
     // CONTRACT: /v1 is the API-key surface. Checking the key here, before the body is read, means a
     // bad key costs no body parsing; the guard then finds the principal and does not look it up again.
+    if (isLargeAdminBodyRoute(request)) {
+      // Megabytes of price book are read only for an operator: anyone else is answered from the headers.
+      try {
+        adminTokens.principalOf(request.headers.authorization);
+      } catch (error) {
+        return answer(request, reply, toApiError(error));
+      }
+      return done();
+    }
     if (!isApiKeyRoute(request)) {
       return done();
     }

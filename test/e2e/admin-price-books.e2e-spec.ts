@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { CatalogService } from 'src/modules/models/catalog.service';
 import { eventually, expectError } from 'test/e2e/e2e-helpers';
 import { TestGateway } from 'test/support/gateway';
@@ -178,5 +179,33 @@ describe('admin: price books', () => {
     expectError(refused, 400, { code: null, param: 'models[1].outputPrice' });
     expectError(await gateway.admin('POST', '/admin/price-books?format=csv', { models: [] }), 400, { param: 'format' });
     expect(await mine()).toEqual(before);
+  });
+
+  it("should refuse a caller without an operator's token from the headers, before reading a large body", async () => {
+    // Three megabytes announced and never sent: only an answer made from the headers can arrive.
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const sent = httpRequest(`${gateway.url}/admin/price-books`, {
+        method: 'POST',
+        headers: {
+          authorization: 'Bearer not-an-admin-token-0123456789',
+          'content-type': 'application/json',
+          'content-length': String(3 * 1024 * 1024),
+        },
+      });
+      sent.on('response', (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (body += chunk));
+        response.on('end', () => {
+          sent.destroy();
+          resolve({ status: response.statusCode ?? 0, body });
+        });
+      });
+      sent.on('error', reject);
+      sent.flushHeaders();
+    });
+
+    expect(answer.status).toBe(401);
+    expect(JSON.parse(answer.body)).toMatchObject({ error: { code: 'invalid_admin_token' } });
   });
 });

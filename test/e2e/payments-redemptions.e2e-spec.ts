@@ -68,7 +68,16 @@ describe('redemption codes', () => {
 
       const codes = await createCodes({ amount: '2.5', count: 1, expiresAt });
 
-      expect(codes).toEqual([{ code: expect.any(String), amount: '2.5', expiresAt }]);
+      expect(codes).toEqual([
+        {
+          id: expect.stringMatching(UUID),
+          batchId: expect.stringMatching(UUID),
+          code: expect.any(String),
+          prefix: codes[0].code.slice(0, 5),
+          amount: '2.5',
+          expiresAt,
+        },
+      ]);
     });
 
     it.each([

@@ -6,8 +6,8 @@ export const CONSOLE_AUTH_BODY_LIMIT_BYTES = 16 * 1024;
 export const SMALL_BODY_LIMIT_BYTES = 64 * 1024;
 /**
  * An operator's price book: LiteLLM's whole price file (about a megabyte, growing) with room to
- * spare. The one large body outside /v1: the admin token is checked after the body is read, so
- * anyone may make the API buffer this much once per request on this one path, as on /v1.
+ * spare. The one large body outside /v1; as on /v1, the token is checked from the headers before
+ * the body is read (registerEdgeHooks), so nobody else can make the API buffer it.
  */
 export const PRICE_BOOK_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
 /** How long a client still sending a body we already answered may keep sending, like nginx's lingering_time. */

@@ -26,4 +26,24 @@ describe(inJob.name, () => {
       { msg: 'idle', job: undefined, jobId: undefined },
     ]);
   });
+
+  it("should keep one line's own fields off the next line, in a job and outside one", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino({ mixin: jobLogFields }, { write: (line: string) => lines.push(JSON.parse(line)) });
+
+    logger.error({ err: 'boom' }, 'outside');
+    logger.info('after');
+    await inJob({ name: 'confirm', id: '9' }, async () => {
+      logger.warn({ orderId: 'o1' }, 'first');
+      await Promise.resolve();
+      logger.info('second');
+    });
+
+    expect(lines.map(({ msg, err, orderId, job }) => ({ msg, err, orderId, job }))).toEqual([
+      { msg: 'outside', err: 'boom', orderId: undefined, job: undefined },
+      { msg: 'after', err: undefined, orderId: undefined, job: undefined },
+      { msg: 'first', err: undefined, orderId: 'o1', job: 'confirm' },
+      { msg: 'second', err: undefined, orderId: undefined, job: 'confirm' },
+    ]);
+  });
 });

@@ -17,9 +17,11 @@ export function inJob<T>(job: { name: string; id?: string }, work: () => Promise
   return running.run({ job: job.name, jobId: job.id }, work);
 }
 
-/** pino's mixin: the running job's fields, or none. */
+/**
+ * pino's mixin: the running job's fields, or none. A new object every call: pino merges the line's
+ * own fields into what the mixin returns, which must not be the job's store (or a frozen constant).
+ */
 export function jobLogFields(): Partial<JobLogFields> {
-  return running.getStore() ?? NO_JOB;
+  const job = running.getStore();
+  return job ? { job: job.job, jobId: job.jobId } : {};
 }
-
-const NO_JOB: Partial<JobLogFields> = Object.freeze({});

@@ -1,22 +1,19 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { AdminRole } from 'src/config/admin-tokens';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { ADMIN_PERMISSION, AdminPermission, checkAdminPermission } from 'src/common/decorators/admin-permissions';
-import { AdminPrincipal, AUTH_KIND, AuthenticatedRequest, AuthKind } from 'src/common/decorators/auth.decorators';
+import { AUTH_KIND, AuthenticatedRequest, AuthKind } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { presentedAuthorization } from 'src/common/http/wire-format';
 import { AccountsRepository } from 'src/modules/accounts/accounts.repository';
 import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
+import { AdminTokenMatcher } from 'src/modules/auth/admin-token-matcher';
 import { ConsoleIdentity, ConsoleSessions } from 'src/modules/auth/console-sessions.service';
-
-const sha256 = (text: string) => createHash('sha256').update(text).digest();
 
 /** The one global guard: each route declares how it authenticates (auth.decorators.ts); undeclared routes are closed. */
 @Injectable()
 export class AuthGuard implements CanActivate {
-  private readonly adminTokenDigests: { name: string; role: AdminRole; digest: Buffer }[];
+  private readonly adminTokens: AdminTokenMatcher;
 
   constructor(
     private readonly reflector: Reflector,
@@ -25,7 +22,7 @@ export class AuthGuard implements CanActivate {
     private readonly accounts: AccountsRepository,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.adminTokenDigests = config.adminTokens.map(({ name, role, token }) => ({ name, role, digest: sha256(token) }));
+    this.adminTokens = new AdminTokenMatcher(config.adminTokens);
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -49,7 +46,7 @@ export class AuthGuard implements CanActivate {
         await this.refuseWritesWhileSuspended(request.method, request.url, request.principal.accountId);
         return true;
       case AuthKind.Admin:
-        request.principal = this.adminPrincipal(authorization);
+        request.principal = this.adminTokens.principalOf(authorization);
         checkAdminPermission(
           request.principal.role,
           this.reflector.getAllAndOverride<AdminPermission | undefined>(ADMIN_PERMISSION, [
@@ -95,17 +92,4 @@ export class AuthGuard implements CanActivate {
    * Who presented the token: its name and role. Compares digests in constant time, and with every token
    * whatever matched, so response timing reveals nothing about any of them.
    */
-  private adminPrincipal(authorization: string | undefined): AdminPrincipal {
-    const presented = sha256(authorization?.startsWith('Bearer ') ? authorization.slice(7) : '');
-    let principal: AdminPrincipal | null = null;
-    for (const token of this.adminTokenDigests) {
-      if (timingSafeEqual(presented, token.digest)) {
-        principal = { kind: AuthKind.Admin, name: token.name, role: token.role };
-      }
-    }
-    if (principal === null) {
-      throw new ApiError(ErrorKind.InvalidAdminToken, 'Invalid or missing admin token.');
-    }
-    return principal;
-  }
 }

@@ -1,5 +1,6 @@
-import { Controller, Get, Header, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { FastifyReply } from 'fastify';
 import { Permission } from 'src/common/decorators/admin-permissions';
 import { AdminAuth } from 'src/common/decorators/auth.decorators';
 import { CSV_CONTENT_TYPE } from 'src/common/http/csv';
@@ -46,7 +47,6 @@ export class AdminRedemptionCodesController {
 
   @Get('batches/:batchId/codes.csv')
   @Permission('read')
-  @Header('content-type', CSV_CONTENT_TYPE)
   @ApiOkResponse({
     description: 'Every code of the batch as CSV (RFC 4180, spreadsheet-safe cells); never the codes themselves',
     content: {
@@ -58,7 +58,10 @@ export class AdminRedemptionCodesController {
       },
     },
   })
-  exportRedemptionBatch(@batchId() id: string): Promise<string> {
-    return this.service.batchCsv(id);
+  async exportRedemptionBatch(@batchId() id: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
+    const csv = await this.service.batchCsv(id);
+    // Set once there is CSV: an error (an unknown batch's 404) is answered as the JSON error object.
+    void reply.header('content-type', CSV_CONTENT_TYPE);
+    return csv;
   }
 }
