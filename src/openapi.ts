@@ -34,6 +34,9 @@ const PATH_PARAMETERS: Record<string, { format?: string; example: string }> = {
   sessionId: { format: 'uuid', example: '7c9e6679-7425-40de-944b-e07fc1f90ae7' },
   modelId: { example: 'gpt-4o' },
   channelId: { example: 'openai-main' },
+  groupId: { example: 'wholesale' },
+  codeId: { format: 'uuid', example: '2a7d4c1b-6e5f-4a3b-9c8d-0e1f2a3b4c5d' },
+  batchId: { format: 'uuid', example: '8d3e2f1a-0b9c-4d8e-a7f6-5e4d3c2b1a09' },
 };
 /** Changes refused for reasons of their own surface: a suspended account's console, an audit log that cannot be written. */
 const CHANGE_ERROR_DESCRIPTIONS: Record<string, Record<number, string>> = {

@@ -38,6 +38,20 @@ export type ApiKeyAuthFields = Pick<
   'id' | 'accountId' | 'status' | 'disabledBy' | 'expiresAt' | 'allowedModels' | 'spendLimit'
 > & { accountSuspended: boolean; group: GroupTerms };
 
+interface AuthRow {
+  id: string;
+  account_id: string;
+  status: ApiKeyStatus;
+  disabled_by: KeyDisabler | null;
+  expires_at: Date | null;
+  allowed_models: string[] | null;
+  spend_limit: string | null;
+  suspended_at: Date | null;
+  price_multiplier: string;
+  rpm: number | null;
+  tpm: number | null;
+}
+
 @Injectable()
 export class ApiKeysRepository {
   constructor(@InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>) {}
@@ -55,30 +69,37 @@ export class ApiKeysRepository {
     return this.keys.find({ where: { accountId, status: Not('deleted') }, order: { createdAt: 'ASC' } });
   }
 
+  /**
+   * The key with its account's suspension and group terms, in one statement and one round trip: the
+   * lookup every API process makes for a key it has not cached.
+   */
   async findByHash(keyHash: string): Promise<ApiKeyAuthFields | null> {
-    const key = await this.keys.findOne({
-      select: {
-        id: true,
-        accountId: true,
-        status: true,
-        disabledBy: true,
-        expiresAt: true,
-        allowedModels: true,
-        spendLimit: true,
-        account: { id: true, suspendedAt: true, group: { id: true, priceMultiplier: true, rpm: true, tpm: true } },
-      },
-      relations: { account: { group: true } },
-      where: { keyHash },
-    });
-    if (!key) {
+    const [row] = await this.keys.query<AuthRow[]>(
+      `SELECT k.id, k.account_id, k.status, k.disabled_by, k.expires_at, k.allowed_models, k.spend_limit,
+              a.suspended_at, g.price_multiplier, g.rpm, g.tpm
+         FROM "api_keys" k
+         JOIN "accounts" a ON a.id = k.account_id
+         JOIN "account_groups" g ON g.id = a.group_id
+        WHERE k.key_hash = $1`,
+      [keyHash],
+    );
+    if (!row) {
       return null;
     }
-    const { account, ...fields } = key;
-    const group = account!.group!;
     return {
-      ...fields,
-      accountSuspended: account!.suspendedAt !== null,
-      group: { priceMultiplierPpm: multiplierPpmOf(group), rpm: group.rpm, tpm: group.tpm },
+      id: row.id,
+      accountId: row.account_id,
+      status: row.status,
+      disabledBy: row.disabled_by,
+      expiresAt: row.expires_at,
+      allowedModels: row.allowed_models,
+      spendLimit: row.spend_limit === null ? null : BigInt(row.spend_limit),
+      accountSuspended: row.suspended_at !== null,
+      group: {
+        priceMultiplierPpm: multiplierPpmOf({ priceMultiplier: row.price_multiplier }),
+        rpm: row.rpm,
+        tpm: row.tpm,
+      },
     };
   }
 

@@ -121,7 +121,12 @@ export class RequestLogEntryDto {
   @ApiProperty({ description: 'Of completionTokens, spent reasoning', example: 1200 })
   reasoningTokens: number;
 
-  @ApiProperty({ enum: ['upstream', 'estimated'], description: 'Who counted the tokens', example: 'upstream' })
+  @ApiProperty({
+    enum: ['upstream', 'estimated'],
+    enumName: 'UsageSource',
+    description: 'Who counted the tokens',
+    example: 'upstream',
+  })
   usageSource: 'upstream' | 'estimated';
 
   @ApiProperty({
