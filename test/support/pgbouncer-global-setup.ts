@@ -3,6 +3,7 @@ import { Client } from 'pg';
 import globalSetup from 'test/support/global-setup';
 import { LocalPgBouncer, startPgBouncer } from 'test/support/pgbouncer';
 import { testDatabaseName } from 'test/support/test-database';
+import { WORKER_DATABASES_VARIABLE } from 'test/support/test-worker-resources';
 
 /** What production sets on the gateway's role or database behind PgBouncer (docs/operations.md). */
 const STATEMENT_TIMEOUT_MS = 30_000;
@@ -29,4 +30,6 @@ export default async function pgbouncerGlobalSetup(): Promise<void> {
   (globalThis as { gatewayTestPgBouncer?: LocalPgBouncer }).gatewayTestPgBouncer = pgbouncer;
   process.env.TEST_DIRECT_DATABASE_URL = directUrl;
   process.env.DATABASE_URL = pgbouncer.urlFor(directUrl);
+  // The run is one worker (its setup was called without Jest's configuration): its one database, through PgBouncer.
+  process.env[WORKER_DATABASES_VARIABLE] = process.env.DATABASE_URL;
 }
