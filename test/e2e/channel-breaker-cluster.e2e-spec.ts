@@ -4,8 +4,10 @@ import { ApiProcess, exchange, killApiProcess, startApiProcess } from 'test/e2e/
 import { expectApiError, userMessage } from 'test/e2e/v1-helpers';
 import { Customer, TestGateway } from 'test/support/gateway';
 
-const OPEN_MS = 1_000;
-// Both processes share the breaker's settings: open for 1 s, doubling up to 8 s.
+// Long enough that the checks between the breaker opening and the next requests fit in it on a busy
+// machine (test files run side by side), short enough to wait out in the probe tests.
+const OPEN_MS = 2_000;
+// Both processes share the breaker's settings: open for 2 s (whole seconds: retry-after counts them), doubling up to 8 s.
 const ENV = { BREAKER_FAILURES: '5', BREAKER_OPEN_MS: String(OPEN_MS), BREAKER_MAX_OPEN_MS: '8000' };
 
 type Answer = { status: number; headers: Record<string, string | string[] | undefined>; body: any; text: string };

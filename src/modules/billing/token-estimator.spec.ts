@@ -122,9 +122,15 @@ describe(estimateRequestTokens.name, () => {
   it('should estimate a 1 MB run without spaces and 1 MB of CJK in bounded time, above their real count', () => {
     const random = new SeededRandom(99);
     for (const content of ['a'.repeat(1 << 20), random.chars(350_000, 0x4e00, 0x9fff)]) {
-      const started = performance.now();
+      // The fastest of three: a linear scan stays far below the bound, a quadratic one far above it, and
+      // one run can lose the core to another test file running beside this one.
+      const elapsed = [1, 2, 3].map(() => {
+        const started = performance.now();
+        estimate({ model: 'm', messages: [{ role: 'user', content }] });
+        return performance.now() - started;
+      });
+      expect(Math.min(...elapsed)).toBeLessThan(40);
       const estimated = estimate({ model: 'm', messages: [{ role: 'user', content }] });
-      expect(performance.now() - started).toBeLessThan(40);
       expect(estimated).toBeGreaterThanOrEqual(Buffer.byteLength(content) / 8);
     }
   });
