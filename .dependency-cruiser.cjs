@@ -2,8 +2,7 @@
 /**
  * The import rules of docs/architecture.md ("Layers"), run by `npm run lint`. The layer order is not repeated
  * here: tools/lint/architecture-layers.cjs reads it from the document's table, and fails when a folder of src/
- * has no place in it. Violations known when a rule came in are listed in .dependency-cruiser-known-violations.json
- * (`--ignore-known`); they are to be cleared, not added to.
+ * has no place in it. There are no known violations to ignore: a rule holds for every file of src/.
  *
  * The product is checked, not its tests: unit tests beside the code (`*.spec.ts`) are not followed, since they
  * import what a case needs (test/support, tools' seeded prose) and never ship.
