@@ -16,7 +16,7 @@ import {
   TopupPageDto,
   TopupPageQueryDto,
 } from 'src/modules/payments/dto/topup.dto';
-import { UsdtOrders } from 'src/modules/payments/chain/usdt-orders';
+import { UsdtOrders } from 'src/modules/payments/topups/usdt-orders';
 import { PaymentJobs } from 'src/modules/payments/confirmation/payment-jobs';
 import { PaymentProviders } from 'src/modules/payments/providers/payment-providers';
 import { PaymentSettingsService } from 'src/modules/payments/settings/payment-settings.service';
