@@ -11,7 +11,7 @@ import { clientRequestIdOf } from 'src/common/http/request-trace';
 import { AppConfig } from 'src/config/app-config';
 import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
 import { AdminTokenMatcher } from 'src/modules/auth/admin-token-matcher';
-import { throttleAddress } from 'src/modules/auth/client-address';
+import { throttleAddress } from 'src/common/http/client-address';
 import { InFlightRequests } from 'src/modules/health/in-flight-requests';
 import { ShutdownState } from 'src/modules/health/shutdown.state';
 

@@ -50,6 +50,11 @@ const OWN_ERROR_SHAPES = ['/webhooks/'];
  * handler, is Anthropic's error body (anthropicError), and overload is its 529 rather than 503.
  */
 const ANTHROPIC_WIRE_PATHS = ['/v1/messages'];
+/**
+ * /v1 routes with a body that call an upstream but never answer that it could not be reached: the token
+ * count falls back to the gateway's own count instead (docs/messages.md).
+ */
+const NEVER_UNREACHABLE_PATHS = ['/v1/messages/count_tokens'];
 const ANTHROPIC_ERROR_DESCRIPTIONS: Record<number, string> = {
   500: 'api_error: internal or upstream error',
   502: 'api_error: the upstream could not be reached',
@@ -94,7 +99,7 @@ function errorStatusesOf(path: string, operation: Operation, method: string): nu
   if (path.startsWith('/v1/')) {
     statuses.push(403, 429, speaksAnthropic(path) ? 529 : 503);
     if (operation.requestBody) {
-      statuses.push(500, 502);
+      statuses.push(500, ...(NEVER_UNREACHABLE_PATHS.includes(path) ? [] : [502]));
     }
   }
   return statuses;

@@ -1,8 +1,8 @@
 import { HDKey } from '@scure/bip32';
 import { ConfigError } from 'src/config/config-error';
 import { EnvDto } from 'src/config/env.dto';
-import { parseXpub, tronAddressBytes } from 'src/common/crypto/address-derivation';
-import { parseAmount } from 'src/common/money/topup-amounts';
+import { parseXpub, tronAddressBytes } from 'src/values/address-derivation';
+import { parseAmount } from 'src/values/amounts';
 
 export interface TronConfig {
   /** The operator's extended public key of m/44'/195'/0': deposit addresses derive from it. */

@@ -1,4 +1,5 @@
 import { formatUsd } from 'src/common/money/money';
+import { InvalidationBus, InvalidationTopic } from 'src/common/redis/invalidation-bus';
 import { usageCost } from 'src/modules/billing/pricing';
 import { CatalogService } from 'src/modules/models/catalog.service';
 import { eventually, expectError } from 'test/e2e/e2e-helpers';
@@ -48,6 +49,18 @@ describe('account groups: tiers of prices and limits', () => {
 
     const changed = await putGroup('resellers', { priceMultiplier: '0.700000' });
     expect(changed.body).toMatchObject({ priceMultiplier: '0.7', description: '', rpm: null });
+    // No key's cache holds a description: changing only it (the same multiplier, written another way)
+    // drops no cache; a new limit drops them all.
+    const dropped = jest.spyOn(a.app.get(InvalidationBus), 'publishAll');
+    try {
+      const described = await putGroup('resellers', { priceMultiplier: '0.70', description: 'Resellers' });
+      expect(described.body).toMatchObject({ priceMultiplier: '0.7', description: 'Resellers', rpm: null });
+      expect(dropped).not.toHaveBeenCalled();
+      await putGroup('resellers', { priceMultiplier: '0.7', description: 'Resellers', tpm: 100_000 });
+      expect(dropped).toHaveBeenCalledWith(InvalidationTopic.ApiKey);
+    } finally {
+      dropped.mockRestore();
+    }
     const listed = await a.admin('GET', '/admin/groups');
     expect(listed.body.data.map((group: { id: string }) => group.id)).toEqual(
       expect.arrayContaining(['default', 'resellers']),

@@ -12,6 +12,7 @@ import {
   userMessages,
   wireUsageOf,
 } from 'test/e2e/billing-helpers';
+import { expectError } from 'test/e2e/e2e-helpers';
 import { Customer, HttpResult, TestGateway, TestWorker } from 'test/support/gateway';
 
 interface UsageRow {
@@ -288,6 +289,14 @@ describe('console money views: usage, bills and ledger', () => {
     const cursor = first.headers.get('x-next-cursor')!;
     const second = await csvOf(`limit=4&cursor=${encodeURIComponent(cursor)}`);
     expect(csvRows(second.text)).toEqual([header, ...allBills.slice(4, 8).map(asRow)]);
+  });
+
+  it('should answer a refused CSV request with the JSON error, not as CSV', async () => {
+    for (const path of ['/console/usage?from=2026-02-30', '/console/bills?from=2026-03-02&to=2026-03-01']) {
+      const response = await gateway.call('GET', path, { token: customer.token, headers: { accept: 'text/csv' } });
+      expectError(response, 400, { type: 'invalid_request_error', param: 'from' });
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    }
   });
 
   it('should answer an empty CSV with its header row only', async () => {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { tronAddressBytes } from 'src/common/crypto/address-derivation';
+import { tronAddressBytes } from 'src/values/address-derivation';
 
 /** A TRC20 transfer the fake chain holds; `confirmed: false` is one not yet solidified. */
 export interface FakeTronTransfer {

@@ -12,7 +12,7 @@ import { ApiKeysRepository } from 'src/modules/api-keys/api-keys.repository';
 import { ApiKeysService } from 'src/modules/api-keys/api-keys.service';
 import { BalanceGateService } from 'src/modules/ledger/balance-gate.service';
 import { TopupPageQueryDto } from 'src/modules/payments/dto/topup.dto';
-import { TopupsService } from 'src/modules/payments/orders/topups.service';
+import { TopupsService } from 'src/modules/payments/topups/topups.service';
 import { BillsQueryDto, UsageQueryDto } from 'src/modules/usage/dto/usage.dto';
 import { UsageService } from 'src/modules/usage/usage.service';
 import { PageQueryDto } from 'src/common/http/date-range.dto';

@@ -9,8 +9,8 @@ import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator'
 
 /**
  * The operator's account groups. A group's terms are read with each key into every API process's key cache,
- * so a change drops those caches everywhere: each key's next request reads the new terms (one query
- * per key and process, as after a restart).
+ * so a change of those terms drops the caches everywhere: each key's next request reads the new terms (one
+ * query per key and process, as after a restart).
  */
 @Injectable()
 export class AccountGroupsAdminService {
@@ -40,15 +40,16 @@ export class AccountGroupsAdminService {
         'priceMultiplier',
       );
     }
-    const { created } = await this.groups.upsert({
+    const { created, termsChanged } = await this.groups.upsert({
       id,
       description: dto.description,
       priceMultiplier: formatMultiplier(ppm),
       rpm: dto.rpm,
       tpm: dto.tpm,
     });
-    if (!created) {
-      // A new group has no accounts yet: nothing cached can hold its terms.
+    // A new group has no accounts yet, and a new description is in no key's cache: nothing cached can hold
+    // what changed.
+    if (!created && termsChanged) {
       this.authenticator.forgetAll();
       await this.bus.publishAll(InvalidationTopic.ApiKey);
     }

@@ -6,6 +6,12 @@ import { Repository } from 'typeorm';
 /** A group's settings as the operator writes them. */
 export type AccountGroupValues = Pick<AccountGroupEntity, 'id' | 'description' | 'priceMultiplier' | 'rpm' | 'tpm'>;
 
+interface GroupTermsRow {
+  price_multiplier: string;
+  rpm: number | null;
+  tpm: number | null;
+}
+
 export interface AccountGroupWithMembers {
   group: AccountGroupEntity;
   accounts: number;
@@ -30,17 +36,36 @@ export class AccountGroupsRepository {
     return group ? { group, accounts: await this.memberCount(id) } : null;
   }
 
-  /** Creates the group or replaces its settings; whether it was new. */
-  async upsert(values: AccountGroupValues): Promise<{ group: AccountGroupEntity; created: boolean }> {
-    const rows = await this.groups.query<{ created: boolean }[]>(
-      `INSERT INTO account_groups (id, description, price_multiplier, rpm, tpm)
-       VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (id) DO UPDATE SET description = EXCLUDED.description, price_multiplier = EXCLUDED.price_multiplier,
-         rpm = EXCLUDED.rpm, tpm = EXCLUDED.tpm, updated_at = now()
-       RETURNING (xmax = 0) AS created`,
-      [values.id, values.description, values.priceMultiplier, values.rpm, values.tpm],
-    );
-    return { group: (await this.groups.findOneBy({ id: values.id }))!, created: rows[0].created };
+  /**
+   * Creates the group or replaces its settings; whether it was new, and whether its terms (multiplier, rpm,
+   * tpm: what a key's cache holds) differ from what it had. The old row is read locked first, so a change
+   * committed meanwhile is compared against, not missed.
+   */
+  async upsert(
+    values: AccountGroupValues,
+  ): Promise<{ group: AccountGroupEntity; created: boolean; termsChanged: boolean }> {
+    const { created, termsChanged } = await this.groups.manager.transaction(async (manager) => {
+      const [old] = await manager.query<GroupTermsRow[]>(
+        'SELECT price_multiplier, rpm, tpm FROM account_groups WHERE id = $1 FOR UPDATE',
+        [values.id],
+      );
+      const [row] = await manager.query<(GroupTermsRow & { created: boolean })[]>(
+        `INSERT INTO account_groups (id, description, price_multiplier, rpm, tpm)
+         VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (id) DO UPDATE SET description = EXCLUDED.description, price_multiplier = EXCLUDED.price_multiplier,
+           rpm = EXCLUDED.rpm, tpm = EXCLUDED.tpm, updated_at = now()
+         RETURNING (xmax = 0) AS created, price_multiplier, rpm, tpm`,
+        [values.id, values.description, values.priceMultiplier, values.rpm, values.tpm],
+      );
+      // Both as the column holds them ("0.700000" however it was written).
+      const same =
+        old !== undefined &&
+        old.price_multiplier === row.price_multiplier &&
+        old.rpm === row.rpm &&
+        old.tpm === row.tpm;
+      return { created: row.created, termsChanged: !same };
+    });
+    return { group: (await this.groups.findOneBy({ id: values.id }))!, created, termsChanged };
   }
 
   /**

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { domainSlot } from 'src/common/redis/key-slots';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
-import { throttleAddress } from 'src/modules/auth/client-address';
+import { throttleAddress } from 'src/common/http/client-address';
 import { LimiterFailurePolicy } from 'src/modules/rate-limits/limiter-failure.policy';
 import { RedisThrottlerStorage, Window } from 'src/modules/rate-limits/redis-throttler.storage';
 

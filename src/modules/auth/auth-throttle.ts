@@ -6,7 +6,7 @@ import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { runScript } from 'src/common/redis/run-script';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
-import { throttleAddress } from 'src/modules/auth/client-address';
+import { throttleAddress } from 'src/common/http/client-address';
 import { LimiterFailurePolicy } from 'src/modules/rate-limits/limiter-failure.policy';
 import { RedisThrottlerStorage, Window } from 'src/modules/rate-limits/redis-throttler.storage';
 

@@ -6,14 +6,14 @@ import { ApiError } from 'src/common/errors/api-error';
 import { uuidParam } from 'src/common/http/params';
 import { parseUsd } from 'src/common/money/money';
 import { DepositsService } from 'src/modules/payments/chain/deposits.service';
-import { AdminDepositPageDto, AdminDepositQueryDto } from 'src/modules/payments/dto/deposit.dto';
+import { AdminDepositPageDto, AdminDepositQueryDto } from 'src/modules/payments/chain/deposit.dto';
 import { PaymentSettingsDto, PaymentSettingsUpdateDto } from 'src/modules/payments/dto/payment-settings.dto';
 import { RedemptionBatchCreateDto, RedemptionBatchDto } from 'src/modules/payments/dto/redemption.dto';
 import { AdminTopupDto, AdminTopupPageDto, AdminTopupQueryDto } from 'src/modules/payments/dto/topup.dto';
 import { PaymentSettingsService } from 'src/modules/payments/settings/payment-settings.service';
 import { RedemptionsService } from 'src/modules/payments/redemptions/redemptions.service';
 import { formatRate, parseRate } from 'src/common/money/topup-amounts';
-import { TopupsService } from 'src/modules/payments/orders/topups.service';
+import { TopupsService } from 'src/modules/payments/topups/topups.service';
 
 @ApiTags('admin')
 @AdminAuth()

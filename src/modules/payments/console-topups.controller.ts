@@ -5,11 +5,11 @@ import { uuidParam } from 'src/common/http/params';
 import { RequireVerifiedEmail } from 'src/modules/accounts/verified-email.guard';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
 import { DepositsService } from 'src/modules/payments/chain/deposits.service';
-import { DepositAddressListDto } from 'src/modules/payments/dto/deposit.dto';
+import { DepositAddressListDto } from 'src/modules/payments/chain/deposit.dto';
 import { RedemptionCreateDto } from 'src/modules/payments/dto/redemption.dto';
 import { TopupCreateDto, TopupDto, TopupPageDto, TopupPageQueryDto } from 'src/modules/payments/dto/topup.dto';
 import { RedemptionsService } from 'src/modules/payments/redemptions/redemptions.service';
-import { TopupsService } from 'src/modules/payments/orders/topups.service';
+import { TopupsService } from 'src/modules/payments/topups/topups.service';
 
 @ApiTags('console')
 @ConsoleAuth()

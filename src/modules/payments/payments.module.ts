@@ -14,7 +14,7 @@ import { DepositAddressEntity } from 'src/modules/payments/chain/deposit-address
 import { DepositAddressesRepository } from 'src/modules/payments/chain/deposit-addresses.repository';
 import { DepositAddressesService } from 'src/modules/payments/chain/deposit-addresses.service';
 import { DepositsService } from 'src/modules/payments/chain/deposits.service';
-import { UsdtOrders } from 'src/modules/payments/chain/usdt-orders';
+import { UsdtOrders } from 'src/modules/payments/topups/usdt-orders';
 import { AdminPaymentsController } from 'src/modules/payments/admin-payments.controller';
 import { AdminRedemptionCodesController } from 'src/modules/payments/redemptions/admin-redemption-codes.controller';
 import { ConsoleTopupsController } from 'src/modules/payments/console-topups.controller';
@@ -30,7 +30,7 @@ import { RedemptionCodesRepository } from 'src/modules/payments/redemptions/rede
 import { RedemptionsService } from 'src/modules/payments/redemptions/redemptions.service';
 import { TopupOrderEntity } from 'src/modules/payments/orders/topup-order.entity';
 import { TopupOrdersRepository } from 'src/modules/payments/orders/topup-orders.repository';
-import { TopupsService } from 'src/modules/payments/orders/topups.service';
+import { TopupsService } from 'src/modules/payments/topups/topups.service';
 import { WebhooksController } from 'src/modules/payments/webhooks/webhooks.controller';
 import { WebhooksService } from 'src/modules/payments/webhooks/webhooks.service';
 import { RedemptionCodesAdminService } from 'src/modules/payments/redemptions/redemption-codes-admin.service';

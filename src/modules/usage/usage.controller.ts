@@ -47,8 +47,10 @@ export class UsageController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<UsageListDto | string> {
     if (prefersCsv(accept)) {
+      const csv = await this.service.usageCsv(principal.accountId, query);
+      // Set once there is CSV: an error (a date that does not exist) is answered as the JSON error object.
       void reply.header('content-type', CSV_CONTENT_TYPE);
-      return this.service.usageCsv(principal.accountId, query);
+      return csv;
     }
     return { data: await this.service.usage(principal.accountId, query) };
   }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
-import { ethDepositAddress, tronDepositAddress } from 'src/common/crypto/address-derivation';
+import { ethDepositAddress, tronDepositAddress } from 'src/values/address-derivation';
 import { DepositAddressEntity } from 'src/modules/payments/chain/deposit-address.entity';
 import { DepositAddressesRepository } from 'src/modules/payments/chain/deposit-addresses.repository';
 import { USDT_NETWORKS, UsdtNetwork } from 'src/modules/payments/chain/usdt-network';

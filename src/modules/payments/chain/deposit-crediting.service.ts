@@ -4,7 +4,8 @@ import { metrics } from 'src/common/metrics/metrics';
 import { ChainDepositsRepository } from 'src/modules/payments/chain/chain-deposits.repository';
 import { ChainTransfer } from 'src/modules/payments/chain/usdt-network';
 import { Confirmation, PaymentConfirmation } from 'src/modules/payments/confirmation/payment-confirmation.service';
-import { creditForUsdt, formatAmount } from 'src/common/money/topup-amounts';
+import { creditForUsdt } from 'src/common/money/topup-amounts';
+import { formatAmount } from 'src/values/amounts';
 import { TopupOrdersRepository } from 'src/modules/payments/orders/topup-orders.repository';
 import { EntityManager } from 'typeorm';
 

@@ -7,7 +7,7 @@ import {
   AdminDepositQueryDto,
   DepositAddressDto,
   DepositAddressListDto,
-} from 'src/modules/payments/dto/deposit.dto';
+} from 'src/modules/payments/chain/deposit.dto';
 import { ChainDepositsRepository } from 'src/modules/payments/chain/chain-deposits.repository';
 import { DepositAddressesService } from 'src/modules/payments/chain/deposit-addresses.service';
 

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
-import { formatAmount } from 'src/common/money/topup-amounts';
+import { formatAmount } from 'src/values/amounts';
 import { ChainDepositEntity } from 'src/modules/payments/chain/chain-deposit.entity';
 import { ChainDepositsRepository } from 'src/modules/payments/chain/chain-deposits.repository';
 import { Erc20Logs } from 'src/modules/payments/chain/erc20-logs';

@@ -1,4 +1,4 @@
-import { tronAddressBytes, tronAddressOf } from 'src/common/crypto/address-derivation';
+import { tronAddressBytes, tronAddressOf } from 'src/values/address-derivation';
 import { TronConfig } from 'src/config/chain-config';
 import { callProvider } from 'src/modules/payments/providers/provider-http';
 

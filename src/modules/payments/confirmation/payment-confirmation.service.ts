@@ -6,7 +6,7 @@ import { metrics } from 'src/common/metrics/metrics';
 import { BalanceGateService, BalanceSnapshot } from 'src/modules/ledger/balance-gate.service';
 import { LedgerEntryEntity } from 'src/modules/ledger/ledger-entry.entity';
 import { LedgerRepository } from 'src/modules/ledger/ledger.repository';
-import { parseAmount } from 'src/common/money/topup-amounts';
+import { parseAmount } from 'src/values/amounts';
 import { ConfirmedVia, StoredEvidence, TopupOrderEntity } from 'src/modules/payments/orders/topup-order.entity';
 import { TopupOrdersRepository } from 'src/modules/payments/orders/topup-orders.repository';
 import { DataSource, EntityManager } from 'typeorm';

@@ -4,7 +4,7 @@ import { CursorQueryDto } from 'src/common/http/date-range.dto';
 import { formatUsd } from 'src/common/money/money';
 import { MONEY_PATTERN } from 'src/common/openapi/money-property';
 import { USDT_NETWORKS } from 'src/modules/payments/chain/usdt-network';
-import { formatAmount, TOPUP_CURRENCIES, TopupCurrency } from 'src/common/money/topup-amounts';
+import { formatAmount, TOPUP_CURRENCIES, TopupCurrency } from 'src/values/amounts';
 import {
   TOPUP_METHODS,
   TOPUP_STATUSES,

@@ -1,5 +1,5 @@
 import { PaymentOrder } from 'src/modules/payments/providers/payment-provider';
-import { formatAmount } from 'src/common/money/topup-amounts';
+import { formatAmount } from 'src/values/amounts';
 import { orderNoOf, TopupOrderEntity } from 'src/modules/payments/orders/topup-order.entity';
 
 /** Shown to the payer in the wallet. */

@@ -1,5 +1,5 @@
 import { bigintTransformer } from 'src/common/database/bigint.transformer';
-import { TopupCurrency } from 'src/common/money/topup-amounts';
+import { TopupCurrency } from 'src/values/amounts';
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 
 export const TOPUP_STATUSES = ['pending', 'paid', 'expired'] as const;

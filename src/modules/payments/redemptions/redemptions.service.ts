@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { formatUsd, parseUsd } from 'src/common/money/money';
 import { domainSlot } from 'src/common/redis/key-slots';
-import { throttleAddress } from 'src/modules/auth/client-address';
+import { throttleAddress } from 'src/common/http/client-address';
 import { LedgerEntryResponseDto } from 'src/modules/ledger/dto/ledger-entry.dto';
 import { RedemptionBatchCreateDto, RedemptionBatchDto } from 'src/modules/payments/dto/redemption.dto';
 import { PaymentConfirmation } from 'src/modules/payments/confirmation/payment-confirmation.service';
@@ -16,7 +16,7 @@ import {
   normalizeRedemptionCode,
   redemptionCodePrefix,
 } from 'src/modules/payments/redemptions/redemption-codes';
-import { formatAmount } from 'src/common/money/topup-amounts';
+import { formatAmount } from 'src/values/amounts';
 import { TopupOrdersRepository } from 'src/modules/payments/orders/topup-orders.repository';
 import { DataSource } from 'typeorm';
 

@@ -11,7 +11,7 @@ import {
   VerifiedNotification,
   WebhookReply,
 } from 'src/modules/payments/providers/payment-provider';
-import { parseAmount } from 'src/common/money/topup-amounts';
+import { parseAmount } from 'src/values/amounts';
 import { orderIdOf, TopupOrderEntity } from 'src/modules/payments/orders/topup-order.entity';
 import { TopupOrdersRepository } from 'src/modules/payments/orders/topup-orders.repository';
 

@@ -1,4 +1,4 @@
-import { throttleAddress } from 'src/modules/auth/client-address';
+import { throttleAddress } from 'src/common/http/client-address';
 
 describe('throttleAddress', () => {
   it('should count an IPv4 address, mapped or not, as itself', () => {

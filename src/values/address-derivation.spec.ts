@@ -7,7 +7,7 @@ import {
   tronAddressBytes,
   tronAddressOf,
   tronDepositAddress,
-} from 'src/common/crypto/address-derivation';
+} from 'src/values/address-derivation';
 import { getAddress } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 

@@ -16,14 +16,15 @@ import {
   TopupPageDto,
   TopupPageQueryDto,
 } from 'src/modules/payments/dto/topup.dto';
-import { UsdtOrders } from 'src/modules/payments/chain/usdt-orders';
+import { UsdtOrders } from 'src/modules/payments/topups/usdt-orders';
 import { PaymentJobs } from 'src/modules/payments/confirmation/payment-jobs';
 import { PaymentProviders } from 'src/modules/payments/providers/payment-providers';
 import { PaymentSettingsService } from 'src/modules/payments/settings/payment-settings.service';
 import { delayUntilPoll } from 'src/modules/payments/confirmation/poll-schedule';
 import { ProviderUnavailable } from 'src/modules/payments/providers/payment-provider';
 import { paymentOrderOf } from 'src/modules/payments/orders/payment-order';
-import { cnyRangeFor, creditForCny, formatAmount, parseAmount, parseRate } from 'src/common/money/topup-amounts';
+import { cnyRangeFor, creditForCny, parseRate } from 'src/common/money/topup-amounts';
+import { formatAmount, parseAmount } from 'src/values/amounts';
 import { TopupOrderEntity } from 'src/modules/payments/orders/topup-order.entity';
 import { NewTopupOrder, TopupOrdersRepository } from 'src/modules/payments/orders/topup-orders.repository';
 import { PaymentThrottle } from 'src/modules/payments/payment-throttle';

@@ -5,7 +5,7 @@ import { MONEY_PATTERN } from 'src/common/openapi/money-property';
 import { ChainDepositEntity, DEPOSIT_STATUSES, DepositStatus } from 'src/modules/payments/chain/chain-deposit.entity';
 import { DepositAddressEntity } from 'src/modules/payments/chain/deposit-address.entity';
 import { USDT_NETWORKS, UsdtNetwork } from 'src/modules/payments/chain/usdt-network';
-import { formatAmount } from 'src/common/money/topup-amounts';
+import { formatAmount } from 'src/values/amounts';
 
 export class DepositAddressDto {
   @ApiProperty({ example: 'TRC20', enumName: 'UsdtNetwork', enum: USDT_NETWORKS })

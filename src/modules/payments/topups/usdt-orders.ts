@@ -6,7 +6,8 @@ import { DepositAddressesService } from 'src/modules/payments/chain/deposit-addr
 import { UsdtNetwork } from 'src/modules/payments/chain/usdt-network';
 import { TopupCreateDto } from 'src/modules/payments/dto/topup.dto';
 import { PaymentSettings } from 'src/modules/payments/settings/payment-settings.service';
-import { creditForUsdt, formatAmount, parseAmount } from 'src/common/money/topup-amounts';
+import { creditForUsdt } from 'src/common/money/topup-amounts';
+import { formatAmount, parseAmount } from 'src/values/amounts';
 import { NewTopupOrder } from 'src/modules/payments/orders/topup-orders.repository';
 
 /**
