@@ -16,6 +16,7 @@ import { OpenAiAdapter } from 'src/modules/relay/upstream/openai.adapter';
 import { generatedText, ProviderAdapter, usageFrom, wireUsage } from 'src/modules/relay/upstream/provider-adapter';
 import { readJsonBounded } from 'src/modules/relay/upstream/bounded-body';
 import { UpstreamClient, UpstreamResponse, UpstreamResult } from 'src/modules/relay/upstream/upstream-client';
+import { AttemptSpan } from 'src/modules/relay/upstream/attempt-span';
 import { providerRequestIdOf } from 'src/common/http/request-trace';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { ChannelType } from 'src/modules/channels/channel.entity';
@@ -54,6 +55,8 @@ interface Attempt {
   signal: CancelSignal;
   startedAt: number;
   lease: ProbeLease | null;
+  /** Null when tracing is off. */
+  span: AttemptSpan | null;
 }
 
 @Injectable()
@@ -110,14 +113,19 @@ export class CompletionRelay {
         signal,
         startedAt,
         lease,
+        span: AttemptSpan.start(admitted.trace, route),
       };
       try {
         const outcome = await this.attempt(attempt);
+        attempt.span?.ended(outcome);
         if (typeof outcome === 'string') {
           metrics.completions.inc(chat.model.id, outcome);
           return outcome;
         }
         lastFailure = outcome;
+      } catch (error) {
+        attempt.span?.threw(error);
+        throw error;
       } finally {
         if (lease) {
           // A probe that reached no verdict (the client left, or the request was the client's fault) lets another probe.
@@ -143,6 +151,7 @@ export class CompletionRelay {
     const { route, adapter, lease } = attempt;
     const log = attempt.admitted.trace.log;
     const result = await this.send(attempt);
+    attempt.span?.answered(result);
     if (result.kind === 'unreachable') {
       const outcome = result.timedOut ? 'timeout' : 'unreachable';
       return this.routeFailed(log, route, lease, { kind: 'unreachable', breaker: true }, outcome, {}, result.detail);
@@ -178,7 +187,7 @@ export class CompletionRelay {
     const { chat, route, adapter, signal, passThrough } = attempt;
     const request =
       passThrough?.request ?? (await adapter.buildRequest(route, attempt.admitted.prompt.body, chat, signal));
-    const trace = { requestId: attempt.admitted.trace.id };
+    const trace = AttemptSpan.upstreamTrace(attempt.admitted.trace, attempt.span);
     return this.upstream.post(
       route.channel,
       request.path,
