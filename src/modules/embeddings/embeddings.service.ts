@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { FastifyReply } from 'fastify';
-import { Logger } from 'pino';
+import { LogTarget } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { CompletionMeter, MeteredStatus } from 'src/modules/billing/metering.types';
@@ -85,12 +85,12 @@ export class EmbeddingsService {
     );
     span?.answered(result);
     if (result.kind === 'unreachable') {
-      return this.routeFailed(trace.log, route, { kind: 'unreachable', breaker: true }, result.detail);
+      return this.routeFailed(trace, route, { kind: 'unreachable', breaker: true }, result.detail);
     }
     metrics.upstreamLatency.observe(route.channel.id, (performance.now() - startedAt) / 1000);
     const { statusCode } = result;
     if (statusCode < 200 || statusCode >= 300) {
-      return this.routeFailed(trace.log, route, await failedAnswer(route, adapter, statusCode, result.body));
+      return this.routeFailed(trace, route, await failedAnswer(route, adapter, statusCode, result.body));
     }
     const answer = await readJsonBounded(result.body, this.config.bodyLimitBytes, result.headers['content-length']);
     if (signal.aborted) {
@@ -100,7 +100,7 @@ export class EmbeddingsService {
     if (await this.answer(adapter.toAnswer(answer, embedding), context)) {
       return 'completed';
     }
-    return this.routeFailed(trace.log, route, { kind: 'abnormal', breaker: true });
+    return this.routeFailed(trace, route, { kind: 'abnormal', breaker: true });
   }
 
   /** Records the usage, then writes the list; false when the upstream's answer was not a valid one. */
@@ -145,9 +145,9 @@ export class EmbeddingsService {
   }
 
   /** Logs and counts a route that could not serve; the next route is tried. */
-  private routeFailed(log: Logger, route: CatalogRoute, failure: RouteFailure, detail?: string): RouteFailure {
+  private routeFailed(trace: LogTarget, route: CatalogRoute, failure: RouteFailure, detail?: string): RouteFailure {
     const status = failure.kind === 'status' ? failure.status : undefined;
-    log.warn({ channel: route.channel.id, kind: failure.kind, status, detail }, 'upstream route failed');
+    trace.log.warn({ channel: route.channel.id, kind: failure.kind, status, detail }, 'upstream route failed');
     metrics.upstreamFailures.inc({ channel: route.channel.id, kind: failure.kind });
     return failure;
   }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { FastifyReply } from 'fastify';
-import { Logger } from 'pino';
+import { LogTarget } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { MeteredResult, MeteredStatus } from 'src/modules/billing/metering.types';
@@ -87,21 +87,20 @@ export class TextCompletionsService {
       AttemptSpan.upstreamTrace(admitted.trace, span),
     );
     span?.answered(result);
-    const log = admitted.trace.log;
     if (result.kind === 'unreachable') {
-      return this.routeFailed(log, route, { kind: 'unreachable', breaker: true }, result.detail);
+      return this.routeFailed(admitted.trace, route, { kind: 'unreachable', breaker: true }, result.detail);
     }
     metrics.upstreamLatency.observe(route.channel.id, (performance.now() - startedAt) / 1000);
     const { statusCode } = result;
     if (statusCode < 200 || statusCode >= 300) {
-      return this.routeFailed(log, route, await failedAnswer(route, this.errors, statusCode, result.body));
+      return this.routeFailed(admitted.trace, route, await failedAnswer(route, this.errors, statusCode, result.body));
     }
     const status = await this.relay(
       { admitted, route, reply, startedAt, upstream: result },
       result.body,
       result.headers,
     );
-    return status ?? this.routeFailed(log, route, { kind: 'abnormal', breaker: true });
+    return status ?? this.routeFailed(admitted.trace, route, { kind: 'abnormal', breaker: true });
   }
 
   /** Relays a 2xx answer; null when it turned out abnormal before anything reached the client. */
@@ -172,9 +171,9 @@ export class TextCompletionsService {
   }
 
   /** Logs and counts a route that could not serve; the next route is tried. */
-  private routeFailed(log: Logger, route: CatalogRoute, failure: RouteFailure, detail?: string): RouteFailure {
+  private routeFailed(trace: LogTarget, route: CatalogRoute, failure: RouteFailure, detail?: string): RouteFailure {
     const status = failure.kind === 'status' ? failure.status : undefined;
-    log.warn({ channel: route.channel.id, kind: failure.kind, status, detail }, 'upstream route failed');
+    trace.log.warn({ channel: route.channel.id, kind: failure.kind, status, detail }, 'upstream route failed');
     metrics.upstreamFailures.inc({ channel: route.channel.id, kind: failure.kind });
     return failure;
   }
