@@ -5,6 +5,9 @@ import { ApiKeyPrincipal } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { LOGGER } from 'src/common/logging/logger';
 import { clientRequestIdOf, RequestTrace } from 'src/common/http/request-trace';
+import { CancelSignal } from 'src/common/http/cancel-signal';
+import { requestSpanOf } from 'src/common/telemetry/request-spans';
+import { AttemptSpan } from 'src/modules/relay/upstream/attempt-span';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { ChannelBreaker } from 'src/modules/channels/health/channel-breaker.service';
 import { RequestLifetime } from 'src/modules/relay/admission/request-lifetime';
@@ -81,7 +84,12 @@ export class MessageTokenCounter {
         'model',
       );
     }
-    const trace = new RequestTrace(reply.request.id, clientRequestIdOf(request.headers), this.logger);
+    const trace = new RequestTrace(
+      reply.request.id,
+      clientRequestIdOf(request.headers),
+      this.logger,
+      requestSpanOf(reply.request),
+    );
     await this.admit(principal, model, trace);
     const route = this.firstOpenRoute(model);
     if (route?.channel.type === 'anthropic') {
@@ -131,33 +139,43 @@ export class MessageTokenCounter {
     }
     const payload = JSON.stringify(anthropicCountBody(counted.body, route.upstreamModel));
     const lifetime = new RequestLifetime(reply.raw, this.config.relay.maxRequestMs);
+    const span = AttemptSpan.start(trace, route);
     try {
-      const path = '/messages/count_tokens';
-      const upstreamTrace = { requestId: trace.id };
-      const result = await this.upstream.post(
-        route.channel,
-        path,
-        headers,
-        payload,
-        lifetime.signal,
-        false,
-        upstreamTrace,
-      );
-      if (result.kind === 'unreachable') {
-        return this.notCounted(trace, route, result.detail);
-      }
-      if (result.statusCode < 200 || result.statusCode >= 300) {
-        await failedAnswer(route, this.anthropic, result.statusCode, result.body);
-        return this.notCounted(trace, route, `status ${result.statusCode}`);
-      }
-      const answer = await readJsonBounded(result.body, COUNT_ANSWER_LIMIT_BYTES, result.headers['content-length']);
-      const tokens = isRecord(answer) ? answer.input_tokens : undefined;
-      return Number.isSafeInteger(tokens) && (tokens as number) >= 0
-        ? (tokens as number)
-        : this.notCounted(trace, route, 'no input_tokens');
+      const tokens = await this.countUpstream(route, headers, payload, lifetime.signal, trace, span);
+      span?.ended(tokens === null ? { kind: 'not_counted' } : 'completed');
+      return tokens;
+    } catch (error) {
+      span?.threw(error);
+      throw error;
     } finally {
       lifetime.end();
     }
+  }
+
+  private async countUpstream(
+    route: CatalogRoute,
+    headers: Record<string, string>,
+    payload: string,
+    signal: CancelSignal,
+    trace: RequestTrace,
+    span: AttemptSpan | null,
+  ): Promise<number | null> {
+    const path = '/messages/count_tokens';
+    const upstreamTrace = AttemptSpan.upstreamTrace(trace, span);
+    const result = await this.upstream.post(route.channel, path, headers, payload, signal, false, upstreamTrace);
+    span?.answered(result);
+    if (result.kind === 'unreachable') {
+      return this.notCounted(trace, route, result.detail);
+    }
+    if (result.statusCode < 200 || result.statusCode >= 300) {
+      await failedAnswer(route, this.anthropic, result.statusCode, result.body);
+      return this.notCounted(trace, route, `status ${result.statusCode}`);
+    }
+    const answer = await readJsonBounded(result.body, COUNT_ANSWER_LIMIT_BYTES, result.headers['content-length']);
+    const tokens = isRecord(answer) ? answer.input_tokens : undefined;
+    return Number.isSafeInteger(tokens) && (tokens as number) >= 0
+      ? (tokens as number)
+      : this.notCounted(trace, route, 'no input_tokens');
   }
 
   /** Only the channel and why: never the body. */
