@@ -12,6 +12,7 @@ import { newRequestId } from 'src/common/http/request-id';
 import { directHandler } from 'src/direct-routes';
 import { registerEdgeHooks } from 'src/edge-hooks';
 import { PinoNestLogger } from 'src/common/logging/logger';
+import { traceApiRequests } from 'src/common/telemetry/request-spans';
 import { AppConfig } from 'src/config/app-config';
 import { ApiKeyAuthenticator } from 'src/modules/api-keys/api-key.authenticator';
 import { InFlightRequests } from 'src/modules/health/in-flight-requests';
@@ -66,6 +67,8 @@ export async function createApiApp(
   });
   // First: a preflight is answered before the edge hooks would ask it for an API key.
   registerCors(fastify, corsSurfaces(config.cors.consoleOrigins, config.cors.v1Origins));
+  // Before the edge hooks, so a request they refuse (a bad key, draining) has its span too; off, nothing is added.
+  traceApiRequests(fastify);
   registerEdgeHooks(fastify, config, httpLog, () => ({
     shutdown: app.get(ShutdownState),
     inFlight: app.get(InFlightRequests),

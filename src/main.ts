@@ -5,11 +5,14 @@ import { Logger } from 'pino';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApiApp } from 'src/app.factory';
 import { createLogger } from 'src/common/logging/logger';
+import { startTracing, stopTracing } from 'src/common/telemetry/tracing';
 import { AppConfig, loadConfigOrExit } from 'src/config/app-config';
 import { InFlightRequests } from 'src/modules/health/in-flight-requests';
 import { ShutdownState } from 'src/modules/health/shutdown.state';
 
 async function bootstrap(config: AppConfig, logger: Logger): Promise<void> {
+  // First: the /v1 request spans are hooked in while the app is built, when tracing is on.
+  await startTracing(config.tracing, 'llm-gateway-api', logger);
   const app = await createApiApp(config, logger);
   // Node's default accept backlog (511) overflows when a thousand clients connect at once; the kernel
   // caps this at net.core.somaxconn (4096 here), so raise that too on hosts that see such bursts.
@@ -56,6 +59,8 @@ async function shutDown(app: NestFastifyApplication, config: AppConfig, logger: 
   const force = setTimeout(() => app.getHttpServer().closeAllConnections(), CLOSE_CONNECTIONS_AFTER_MS).unref();
   await app.close();
   clearTimeout(force);
+  // The spans of the last requests are still buffered: sent before the process exits.
+  await stopTracing();
   logger.info('api stopped');
 }
 

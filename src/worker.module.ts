@@ -1,7 +1,8 @@
-import { DynamicModule, Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { DynamicModule, Global, Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Logger } from 'pino';
 import { LOGGER } from 'src/common/logging/logger';
+import { stopTracing } from 'src/common/telemetry/tracing';
 import { RedisClient } from 'src/common/redis/redis-client';
 import { REDIS } from 'src/common/redis/redis.tokens';
 import { AppConfig } from 'src/config/app-config';
@@ -16,6 +17,19 @@ import { PaymentsWorkerModule } from 'src/modules/payments/payments-worker.modul
 import { StoredResponsesWorkerModule } from 'src/modules/responses/stored/stored-responses-worker.module';
 import { DataSource } from 'typeorm';
 
+/**
+ * Sends the worker's last spans once everything else has stopped. Nest runs the shutdown hooks of the
+ * root module first and of global modules last, the global module imported first last of all: so this
+ * one, global and the first import, runs after BullMQ's workers (a global module's) finished their jobs.
+ */
+@Global()
+@Module({})
+class TracingFlushModule implements OnApplicationShutdown {
+  async onApplicationShutdown(): Promise<void> {
+    await stopTracing().catch(() => undefined);
+  }
+}
+
 /** The worker process: no public HTTP (metrics only, when configured). Queue processors are registered here and only here. */
 @Module({})
 export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -29,6 +43,7 @@ export class WorkerModule implements OnApplicationBootstrap, OnApplicationShutdo
     return {
       module: WorkerModule,
       imports: [
+        TracingFlushModule,
         CoreModule.forRoot(config, logger),
         BillingWorkerModule,
         PaymentsWorkerModule,

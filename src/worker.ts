@@ -3,13 +3,19 @@ import 'src/common/logging/nest-logger-date-format';
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { createLogger, PinoNestLogger } from 'src/common/logging/logger';
+import { startTracing } from 'src/common/telemetry/tracing';
 import { loadConfigOrExit } from 'src/config/app-config';
 import { WorkerModule } from 'src/worker.module';
 
 function main(): void {
   const config = loadConfigOrExit();
   const logger = createLogger(config, 'worker', { runsJobs: true });
-  NestFactory.createApplicationContext(WorkerModule.forRoot(config, logger), { logger: new PinoNestLogger(logger) })
+  startTracing(config.tracing, 'llm-gateway-worker', logger)
+    .then(() =>
+      NestFactory.createApplicationContext(WorkerModule.forRoot(config, logger), {
+        logger: new PinoNestLogger(logger),
+      }),
+    )
     .then((app) => {
       // Nest closes the queues on SIGTERM, letting running jobs finish before the process exits. Then it
       // exits 0, like the API, instead of re-raising the signal: as PID 1 of a container a re-raised

@@ -9,6 +9,7 @@ import { MailConfig, mailConfigOf } from 'src/config/mail-config';
 import { PaymentsConfig, paymentsConfigOf } from 'src/config/payments-config';
 import { RedisTarget, redisTargetOf } from 'src/config/redis-config';
 import { splitList } from 'src/config/trusted-proxies';
+import { TracingConfig, tracingConfigOf } from 'src/config/tracing-config';
 
 export type NodeEnv = 'development' | 'test' | 'production';
 
@@ -111,6 +112,8 @@ export interface AppConfig {
   payments: PaymentsConfig;
   /** SMTP, the console's URL for links, and whether accounts must verify their e-mail (mail-config.ts). */
   mail: MailConfig;
+  /** OpenTelemetry tracing (OTEL_EXPORTER_OTLP_ENDPOINT…; tracing-config.ts); null: off. */
+  tracing: TracingConfig | null;
 }
 
 export { ConfigError };
@@ -241,6 +244,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     responses: { store: dto.RESPONSES_STORE !== 'false', itemTtlDays: dto.RESPONSES_ITEM_TTL_DAYS ?? 30 },
     payments: paymentsConfigOf(dto),
     mail: mailConfigOf(dto),
+    tracing: tracingConfigOf(dto),
   };
 }
 

@@ -351,6 +351,26 @@ export class EnvDto {
   @Max(65535)
   WORKER_METRICS_PORT?: number;
 
+  /** An OTLP/HTTP collector's base URL: tracing is on when it (or the traces URL below) is set (tracing-config.ts). */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s]+$/, { message: 'must be an http(s) URL (an OTLP/HTTP collector)' })
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+
+  /** The traces URL itself (`…/v1/traces`); wins over OTEL_EXPORTER_OTLP_ENDPOINT. */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s]+$/, { message: 'must be an http(s) URL (an OTLP/HTTP traces endpoint)' })
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(255)
+  OTEL_SERVICE_NAME?: string;
+
+  /** OpenTelemetry's switch: `true` turns tracing off whatever the endpoint says. */
+  @IsOptional()
+  @Matches(/^(true|false)$/i, { message: 'must be true or false' })
+  OTEL_SDK_DISABLED?: string;
+
   /** Months of usage_records detail the worker keeps (unset: forever); rollups and the ledger are always kept. */
   @IsOptional()
   @Transform(toInt)

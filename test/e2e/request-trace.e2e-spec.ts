@@ -15,7 +15,8 @@ describe('one request, end to end', () => {
 
   beforeAll(async () => {
     const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
-    gateway = await TestGateway.start({}, logger);
+    // One failure opens a channel's breaker: the line saying so is written during the request that failed.
+    gateway = await TestGateway.start({ BREAKER_FAILURES: '1' }, logger);
     worker = await TestWorker.start();
     books = await Books.open(gateway);
     customer = await gateway.newCustomer();
@@ -112,7 +113,9 @@ describe('one request, end to end', () => {
       (logged) => logged.some((line) => line.msg === 'request'),
       5_000,
     );
-    expect(written.map((line) => line.msg)).toEqual(expect.arrayContaining(['upstream route failed', 'request']));
+    expect(written.map((line) => line.msg)).toEqual(
+      expect.arrayContaining(['upstream route failed', 'channel breaker opened', 'request']),
+    );
     expect(written.filter((line) => line.reqId !== reqId)).toEqual([]);
     expect(written.find((line) => line.msg === 'upstream route failed')).toEqual(
       expect.objectContaining({ clientReqId: 'client-99', providerRequestId: expect.stringMatching(/^mockreq_/) }),

@@ -1,5 +1,6 @@
 import { IncomingHttpHeaders } from 'node:http';
 import { Logger } from 'pino';
+import { TraceSpan } from 'src/common/telemetry/tracing';
 
 /**
  * A client's own `X-Request-Id` is kept when it is 1–128 characters of letters, digits and `-_.:+=/@`
@@ -36,8 +37,9 @@ export function providerRequestIdOf(headers: IncomingHttpHeaders): string | null
 
 /**
  * Who a request is, for everything it writes while it runs: our id (the bill's key, sent upstream as
- * `X-Request-Id`), the client's id, and a logger that stamps both on every line. The child logger is
- * made on the first line logged: a request that logs nothing pays for none.
+ * `X-Request-Id`), the client's id, a logger that stamps both on every line, and the request's span
+ * when tracing is on. The child logger is made on the first line logged: a request that logs nothing
+ * pays for none.
  */
 export class RequestTrace {
   private logger: Logger | undefined;
@@ -46,6 +48,8 @@ export class RequestTrace {
     readonly id: string,
     readonly clientId: string | null,
     private readonly root: Logger,
+    /** The /v1 request's span (request-spans.ts); null when tracing is off. */
+    readonly span: TraceSpan | null = null,
   ) {}
 
   get log(): Logger {

@@ -51,3 +51,11 @@ export class PinoNestLogger implements LoggerService {
 }
 
 export const LOGGER = Symbol('LOGGER');
+
+/**
+ * Where a service's lines go when it works for a request: the request's RequestTrace, whose logger
+ * stamps its reqId and is made only when a line is written. Read `log` only to write a line.
+ */
+export interface LogTarget {
+  readonly log: Logger;
+}

@@ -5,6 +5,7 @@ import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { LOGGER } from 'src/common/logging/logger';
 import { workerMetrics } from 'src/common/metrics/worker-metrics';
 import { SettleCompletionPayload } from 'src/common/queue/queue.constants';
+import { traced } from 'src/common/telemetry/tracing';
 import { SettlementBatchService, SettlementResult } from 'src/modules/billing/settlement-batch.service';
 import { isDatabaseUnavailable, isLockTimeout } from 'src/modules/billing/settlement.repository';
 import { UsageQueueService } from 'src/modules/billing/usage-queue.service';
@@ -50,7 +51,7 @@ export class SettlementService {
     for (;;) {
       const claimed = await this.usage.claimUsage(CLAIM_BATCH, this.config.settlementLeaseMs);
       const payloads = claimed.flatMap((json) => this.parse(json));
-      const report = await this.settle(payloads);
+      const report = await this.settleTraced(payloads);
       settled += report.settled.length;
       if (report.failed.length > 0) {
         const failed = new Set(report.failed);
@@ -68,6 +69,21 @@ export class SettlementService {
         return { settled, retryInMs: null };
       }
     }
+  }
+
+  /** A batch claimed, in a span of its own when tracing is on (an empty claim, every few seconds, has none). */
+  private settleTraced(payloads: SettleCompletionPayload[]): Promise<SettlementReport> {
+    if (payloads.length === 0) {
+      return this.settle(payloads);
+    }
+    return traced('settlement batch', { 'gateway.batch_size': payloads.length }, async (span) => {
+      const report = await this.settle(payloads);
+      span?.set({ 'gateway.settled': report.settled.length, 'gateway.failed': report.failed.length });
+      if (report.failed.length > 0) {
+        span?.fail(report.unavailable.length > 0 ? 'database_unavailable' : 'settlement_failed');
+      }
+      return report;
+    });
   }
 
   /**

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { FastifyReply } from 'fastify';
-import { Logger } from 'pino';
+import { LogTarget } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { CompletionMeter, MeteredStatus } from 'src/modules/billing/metering.types';
@@ -9,6 +9,7 @@ import { orderRoutes } from 'src/modules/relay/route-order';
 import { readJsonBounded } from 'src/modules/relay/upstream/bounded-body';
 import { failedAnswer, finalError, RouteFailure } from 'src/modules/relay/route-failure';
 import { UpstreamClient, UpstreamResponse } from 'src/modules/relay/upstream/upstream-client';
+import { AttemptSpan } from 'src/modules/relay/upstream/attempt-span';
 import { EmbeddingAdmission } from 'src/modules/embeddings/embedding-request.validator';
 import { EmbeddingAdapter } from 'src/modules/embeddings/upstream/embedding-adapter';
 import { GeminiEmbeddingsAdapter } from 'src/modules/embeddings/upstream/gemini-embeddings.adapter';
@@ -37,49 +38,69 @@ export class EmbeddingsService {
   ) {}
 
   async embed(admitted: Admitted<EmbeddingAdmission>, reply: FastifyReply): Promise<MeteredStatus> {
-    const { embedding, meter, signal, trace } = admitted;
-    const body = admitted.prompt.body;
+    const { embedding, signal, trace } = admitted;
     let lastFailure: RouteFailure = { kind: 'unreachable', breaker: true };
     for (const route of orderRoutes(embedding.routes)) {
       const adapter = this.adapterFor(route);
       if (signal.aborted) {
         throw signal.reason;
       }
-      const startedAt = performance.now();
-      const request = adapter.buildRequest(route, body, embedding);
-      const result = await this.upstream.post(
-        route.channel,
-        request.path,
-        request.headers,
-        request.payload,
-        signal,
-        false,
-        { requestId: trace.id },
-      );
-      if (result.kind === 'unreachable') {
-        lastFailure = this.routeFailed(trace.log, route, { kind: 'unreachable', breaker: true }, result.detail);
-        continue;
-      }
-      metrics.upstreamLatency.observe(route.channel.id, (performance.now() - startedAt) / 1000);
-      const { statusCode } = result;
-      if (statusCode >= 200 && statusCode < 300) {
-        const answer = await readJsonBounded(result.body, this.config.bodyLimitBytes, result.headers['content-length']);
-        if (signal.aborted) {
-          throw signal.reason;
+      const span = AttemptSpan.start(trace, route);
+      try {
+        const outcome = await this.attempt(admitted, route, adapter, reply, span);
+        span?.ended(outcome);
+        if (typeof outcome === 'string') {
+          metrics.embeddings.inc({ model: embedding.model.id, outcome });
+          return outcome;
         }
-        const context = { route, meter, reply, startedAt, upstream: result };
-        const relayed = await this.answer(adapter.toAnswer(answer, embedding), context);
-        if (relayed) {
-          metrics.embeddings.inc({ model: embedding.model.id, outcome: 'completed' });
-          return 'completed';
-        }
-        lastFailure = this.routeFailed(trace.log, route, { kind: 'abnormal', breaker: true });
-      } else {
-        lastFailure = this.routeFailed(trace.log, route, await failedAnswer(route, adapter, statusCode, result.body));
+        lastFailure = outcome;
+      } catch (error) {
+        span?.threw(error);
+        throw error;
       }
     }
     metrics.embeddings.inc({ model: embedding.model.id, outcome: `failed_${lastFailure.kind}` });
     throw finalError(lastFailure, embedding.model.id);
+  }
+
+  /** One upstream request: `completed` once the list was written, or why this route failed. */
+  private async attempt(
+    admitted: Admitted<EmbeddingAdmission>,
+    route: CatalogRoute,
+    adapter: EmbeddingAdapter,
+    reply: FastifyReply,
+    span: AttemptSpan | null,
+  ): Promise<'completed' | RouteFailure> {
+    const { embedding, meter, signal, trace } = admitted;
+    const startedAt = performance.now();
+    const request = adapter.buildRequest(route, admitted.prompt.body, embedding);
+    const result = await this.upstream.post(
+      route.channel,
+      request.path,
+      request.headers,
+      request.payload,
+      signal,
+      false,
+      AttemptSpan.upstreamTrace(trace, span),
+    );
+    span?.answered(result);
+    if (result.kind === 'unreachable') {
+      return this.routeFailed(trace, route, { kind: 'unreachable', breaker: true }, result.detail);
+    }
+    metrics.upstreamLatency.observe(route.channel.id, (performance.now() - startedAt) / 1000);
+    const { statusCode } = result;
+    if (statusCode < 200 || statusCode >= 300) {
+      return this.routeFailed(trace, route, await failedAnswer(route, adapter, statusCode, result.body));
+    }
+    const answer = await readJsonBounded(result.body, this.config.bodyLimitBytes, result.headers['content-length']);
+    if (signal.aborted) {
+      throw signal.reason;
+    }
+    const context = { route, meter, reply, startedAt, upstream: result };
+    if (await this.answer(adapter.toAnswer(answer, embedding), context)) {
+      return 'completed';
+    }
+    return this.routeFailed(trace, route, { kind: 'abnormal', breaker: true });
   }
 
   /** Records the usage, then writes the list; false when the upstream's answer was not a valid one. */
@@ -124,9 +145,9 @@ export class EmbeddingsService {
   }
 
   /** Logs and counts a route that could not serve; the next route is tried. */
-  private routeFailed(log: Logger, route: CatalogRoute, failure: RouteFailure, detail?: string): RouteFailure {
+  private routeFailed(trace: LogTarget, route: CatalogRoute, failure: RouteFailure, detail?: string): RouteFailure {
     const status = failure.kind === 'status' ? failure.status : undefined;
-    log.warn({ channel: route.channel.id, kind: failure.kind, status, detail }, 'upstream route failed');
+    trace.log.warn({ channel: route.channel.id, kind: failure.kind, status, detail }, 'upstream route failed');
     metrics.upstreamFailures.inc({ channel: route.channel.id, kind: failure.kind });
     return failure;
   }

@@ -4,6 +4,10 @@ import { Logger } from 'pino';
 import { ApiKeyPrincipal } from 'src/common/decorators/auth.decorators';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
 import { LOGGER } from 'src/common/logging/logger';
+import { clientRequestIdOf, RequestTrace } from 'src/common/http/request-trace';
+import { CancelSignal } from 'src/common/http/cancel-signal';
+import { requestSpanOf } from 'src/common/telemetry/request-spans';
+import { AttemptSpan } from 'src/modules/relay/upstream/attempt-span';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { ChannelBreaker } from 'src/modules/channels/health/channel-breaker.service';
 import { RequestLifetime } from 'src/modules/relay/admission/request-lifetime';
@@ -80,10 +84,16 @@ export class MessageTokenCounter {
         'model',
       );
     }
-    await this.admit(principal, model);
+    const trace = new RequestTrace(
+      reply.request.id,
+      clientRequestIdOf(request.headers),
+      this.logger,
+      requestSpanOf(reply.request),
+    );
+    await this.admit(principal, model, trace);
     const route = this.firstOpenRoute(model);
     if (route?.channel.type === 'anthropic') {
-      const exact = await this.askAnthropic(route, counted, headers, reply);
+      const exact = await this.askAnthropic(route, counted, headers, reply, trace);
       if (exact !== null) {
         return { input_tokens: exact };
       }
@@ -92,10 +102,10 @@ export class MessageTokenCounter {
   }
 
   /** Counts the request in the key's count window for the model, or refuses it with 429. */
-  private async admit(principal: ApiKeyPrincipal, model: CatalogModel): Promise<void> {
+  private async admit(principal: ApiKeyPrincipal, model: CatalogModel, trace: RequestTrace): Promise<void> {
     const limit = this.policy.limitsFor(principal.accountId, model, principal.group).rpm;
     const window = { key: countWindowKey(principal.accountId, principal.keyId, model.id), limit };
-    const record = await this.limiterFailures.check(() => this.windows.incrementWindows([window], MINUTE_MS));
+    const record = await this.limiterFailures.check(() => this.windows.incrementWindows([window], MINUTE_MS), trace);
     if (record.refusedBy >= 0) {
       const counts = { limit, used: record.hits, requested: 1, resetMs: record.resetMs };
       throw rateLimitExceeded(model.id, 'token counts per minute', counts);
@@ -117,6 +127,7 @@ export class MessageTokenCounter {
     counted: CountRequest,
     client: { version: string; beta: string | null },
     reply: FastifyReply,
+    trace: RequestTrace,
   ): Promise<number | null> {
     const headers: Record<string, string> = {
       'x-api-key': route.channel.apiKey,
@@ -128,33 +139,48 @@ export class MessageTokenCounter {
     }
     const payload = JSON.stringify(anthropicCountBody(counted.body, route.upstreamModel));
     const lifetime = new RequestLifetime(reply.raw, this.config.relay.maxRequestMs);
+    const span = AttemptSpan.start(trace, route);
     try {
-      const path = '/messages/count_tokens';
-      const trace = { requestId: reply.request.id };
-      const result = await this.upstream.post(route.channel, path, headers, payload, lifetime.signal, false, trace);
-      if (result.kind === 'unreachable') {
-        return this.notCounted(reply.request.id, route, result.detail);
-      }
-      if (result.statusCode < 200 || result.statusCode >= 300) {
-        await failedAnswer(route, this.anthropic, result.statusCode, result.body);
-        return this.notCounted(reply.request.id, route, `status ${result.statusCode}`);
-      }
-      const answer = await readJsonBounded(result.body, COUNT_ANSWER_LIMIT_BYTES, result.headers['content-length']);
-      const tokens = isRecord(answer) ? answer.input_tokens : undefined;
-      return Number.isSafeInteger(tokens) && (tokens as number) >= 0
-        ? (tokens as number)
-        : this.notCounted(reply.request.id, route, 'no input_tokens');
+      const tokens = await this.countUpstream(route, headers, payload, lifetime.signal, trace, span);
+      span?.ended(tokens === null ? { kind: 'not_counted' } : 'completed');
+      return tokens;
+    } catch (error) {
+      span?.threw(error);
+      throw error;
     } finally {
       lifetime.end();
     }
   }
 
+  private async countUpstream(
+    route: CatalogRoute,
+    headers: Record<string, string>,
+    payload: string,
+    signal: CancelSignal,
+    trace: RequestTrace,
+    span: AttemptSpan | null,
+  ): Promise<number | null> {
+    const path = '/messages/count_tokens';
+    const upstreamTrace = AttemptSpan.upstreamTrace(trace, span);
+    const result = await this.upstream.post(route.channel, path, headers, payload, signal, false, upstreamTrace);
+    span?.answered(result);
+    if (result.kind === 'unreachable') {
+      return this.notCounted(trace, route, result.detail);
+    }
+    if (result.statusCode < 200 || result.statusCode >= 300) {
+      await failedAnswer(route, this.anthropic, result.statusCode, result.body);
+      return this.notCounted(trace, route, `status ${result.statusCode}`);
+    }
+    const answer = await readJsonBounded(result.body, COUNT_ANSWER_LIMIT_BYTES, result.headers['content-length']);
+    const tokens = isRecord(answer) ? answer.input_tokens : undefined;
+    return Number.isSafeInteger(tokens) && (tokens as number) >= 0
+      ? (tokens as number)
+      : this.notCounted(trace, route, 'no input_tokens');
+  }
+
   /** Only the channel and why: never the body. */
-  private notCounted(reqId: string, route: CatalogRoute, detail: string): null {
-    this.logger.warn(
-      { reqId, channel: route.channel.id, detail },
-      'upstream token count failed; counted by the gateway',
-    );
+  private notCounted(trace: RequestTrace, route: CatalogRoute, detail: string): null {
+    trace.log.warn({ channel: route.channel.id, detail }, 'upstream token count failed; counted by the gateway');
     return null;
   }
 }

@@ -1,5 +1,6 @@
 import pino from 'pino';
 import { ApiError } from 'src/common/errors/api-error';
+import { RequestTrace } from 'src/common/http/request-trace';
 import { metrics } from 'src/common/metrics/metrics';
 import { LimiterFailurePolicy } from 'src/modules/rate-limits/limiter-failure.policy';
 
@@ -24,5 +25,18 @@ describe(LimiterFailurePolicy.name, () => {
     const limited = ApiError.invalid('over the limit');
     await expect(sut.check(() => Promise.reject(limited))).rejects.toBe(limited);
     await expect(sut.check(() => Promise.resolve('checked'))).resolves.toBe('checked');
+  });
+
+  it("should write the failure on the request's own logger, with its reqId, when a request is checked", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const root = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const sut = new LimiterFailurePolicy(root);
+    const request = new RequestTrace('req_1', 'client-7', root);
+
+    await sut.check(redisDown, request).catch(() => undefined);
+
+    expect(lines).toEqual([
+      expect.objectContaining({ msg: 'rate limiter unavailable', reqId: 'req_1', clientReqId: 'client-7' }),
+    ]);
   });
 });

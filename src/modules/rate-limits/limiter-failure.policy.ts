@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Logger } from 'pino';
 import { ApiError, ErrorKind } from 'src/common/errors/api-error';
-import { LOGGER } from 'src/common/logging/logger';
+import { LOGGER, LogTarget } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
 
 const LOG_EVERY_MS = 5_000;
@@ -19,8 +19,11 @@ export class LimiterFailurePolicy {
 
   constructor(@Inject(LOGGER) private readonly logger: Logger) {}
 
-  /** Runs a limit check; on a Redis failure throws 503 (a limit decision passes through untouched). */
-  async check<T>(run: () => Promise<T>): Promise<T> {
+  /**
+   * Runs a limit check; on a Redis failure throws 503 (a limit decision passes through untouched).
+   * `request`: the request checked, whose reqId the failure's line carries.
+   */
+  async check<T>(run: () => Promise<T>, request?: LogTarget): Promise<T> {
     try {
       return await run();
     } catch (error) {
@@ -31,7 +34,7 @@ export class LimiterFailurePolicy {
       const now = Date.now();
       if (now - this.lastLogged > LOG_EVERY_MS) {
         this.lastLogged = now;
-        this.logger.error({ err: (error as Error).message }, 'rate limiter unavailable');
+        (request?.log ?? this.logger).error({ err: (error as Error).message }, 'rate limiter unavailable');
       }
       throw new ApiError(
         ErrorKind.Overloaded,

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { FastifyReply } from 'fastify';
-import { Logger } from 'pino';
+import { LogTarget } from 'src/common/logging/logger';
 import { ApiError } from 'src/common/errors/api-error';
 import { metrics } from 'src/common/metrics/metrics';
 import { countCompletionTokens } from 'src/modules/billing/token-estimator';
@@ -16,6 +16,7 @@ import { OpenAiAdapter } from 'src/modules/relay/upstream/openai.adapter';
 import { generatedText, ProviderAdapter, usageFrom, wireUsage } from 'src/modules/relay/upstream/provider-adapter';
 import { readJsonBounded } from 'src/modules/relay/upstream/bounded-body';
 import { UpstreamClient, UpstreamResponse, UpstreamResult } from 'src/modules/relay/upstream/upstream-client';
+import { AttemptSpan } from 'src/modules/relay/upstream/attempt-span';
 import { providerRequestIdOf } from 'src/common/http/request-trace';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { ChannelType } from 'src/modules/channels/channel.entity';
@@ -54,6 +55,8 @@ interface Attempt {
   signal: CancelSignal;
   startedAt: number;
   lease: ProbeLease | null;
+  /** Null when tracing is off. */
+  span: AttemptSpan | null;
 }
 
 @Injectable()
@@ -92,7 +95,8 @@ export class CompletionRelay {
       }
       // Memory only while the channel is closed: Redis is asked only to become an open channel's probe.
       const gate = this.breaker.gate(route.channel.id);
-      const lease = gate === 'pass' ? null : gate === 'skip' ? SKIP : await this.takeProbe(route, chat.stream);
+      const lease =
+        gate === 'pass' ? null : gate === 'skip' ? SKIP : await this.takeProbe(route, chat.stream, admitted.trace);
       if (lease === SKIP) {
         continue;
       }
@@ -110,14 +114,19 @@ export class CompletionRelay {
         signal,
         startedAt,
         lease,
+        span: AttemptSpan.start(admitted.trace, route),
       };
       try {
         const outcome = await this.attempt(attempt);
+        attempt.span?.ended(outcome);
         if (typeof outcome === 'string') {
           metrics.completions.inc(chat.model.id, outcome);
           return outcome;
         }
         lastFailure = outcome;
+      } catch (error) {
+        attempt.span?.threw(error);
+        throw error;
       } finally {
         if (lease) {
           // A probe that reached no verdict (the client left, or the request was the client's fault) lets another probe.
@@ -131,21 +140,27 @@ export class CompletionRelay {
   }
 
   /** Tries to be the open channel's one probe: a lease, null when it closed meanwhile, or SKIP. */
-  private async takeProbe(route: CatalogRoute, stream: boolean): Promise<ProbeLease | null | typeof SKIP> {
+  private async takeProbe(
+    route: CatalogRoute,
+    stream: boolean,
+    trace: LogTarget,
+  ): Promise<ProbeLease | null | typeof SKIP> {
     const { connectMs, firstByteMs, streamFirstByteMs } = route.channel.timeouts;
     const leaseMs = connectMs + (stream ? streamFirstByteMs : firstByteMs) + PROBE_LEASE_MARGIN_MS;
-    const lease = await this.breaker.takeProbe(route.channel.id, leaseMs);
+    const lease = await this.breaker.takeProbe(route.channel.id, leaseMs, trace);
     return lease === 'closed' ? null : (lease ?? SKIP);
   }
 
   /** One upstream request: the answer's status once it reached the client, or why this route failed. */
   private async attempt(attempt: Attempt): Promise<MeteredStatus | RouteFailure> {
     const { route, adapter, lease } = attempt;
-    const log = attempt.admitted.trace.log;
+    // The trace, not its logger: the child logger is made only if a line is written.
+    const trace = attempt.admitted.trace;
     const result = await this.send(attempt);
+    attempt.span?.answered(result);
     if (result.kind === 'unreachable') {
       const outcome = result.timedOut ? 'timeout' : 'unreachable';
-      return this.routeFailed(log, route, lease, { kind: 'unreachable', breaker: true }, outcome, {}, result.detail);
+      return this.routeFailed(trace, route, lease, { kind: 'unreachable', breaker: true }, outcome, {}, result.detail);
     }
     metrics.upstreamLatency.observe(route.channel.id, (performance.now() - attempt.startedAt) / 1000);
     const { statusCode, headers } = result;
@@ -154,12 +169,12 @@ export class CompletionRelay {
       if (status) {
         return status;
       }
-      return this.routeFailed(log, route, lease, { kind: 'abnormal', breaker: true }, 'abnormal', headers);
+      return this.routeFailed(trace, route, lease, { kind: 'abnormal', breaker: true }, 'abnormal', headers);
     }
     const routeFailure = statusFailure(statusCode);
     if (routeFailure) {
       await result.body.dump();
-      return this.routeFailed(log, route, lease, routeFailure.failure, routeFailure.outcome, headers);
+      return this.routeFailed(trace, route, lease, routeFailure.failure, routeFailure.outcome, headers);
     }
     const details = adapter.errorDetails(await readJsonBounded(result.body, ERROR_BODY_LIMIT_BYTES));
     const refusal = upstreamRefusal(route, details, statusCode);
@@ -167,7 +182,7 @@ export class CompletionRelay {
       metrics.upstreamRequests.inc(route.channel.id, 'client_error');
       throw refusal;
     }
-    return this.routeFailed(log, route, lease, refusal, 'account', headers);
+    return this.routeFailed(trace, route, lease, refusal, 'account', headers);
   }
 
   /**
@@ -178,7 +193,7 @@ export class CompletionRelay {
     const { chat, route, adapter, signal, passThrough } = attempt;
     const request =
       passThrough?.request ?? (await adapter.buildRequest(route, attempt.admitted.prompt.body, chat, signal));
-    const trace = { requestId: attempt.admitted.trace.id };
+    const trace = AttemptSpan.upstreamTrace(attempt.admitted.trace, attempt.span);
     return this.upstream.post(
       route.channel,
       request.path,
@@ -192,7 +207,7 @@ export class CompletionRelay {
 
   /** Logs and counts a route that could not serve, and tells its breaker; the next route is tried. */
   private async routeFailed(
-    log: Logger,
+    trace: LogTarget,
     route: CatalogRoute,
     lease: ProbeLease | null,
     failure: RouteFailure,
@@ -202,7 +217,7 @@ export class CompletionRelay {
   ): Promise<RouteFailure> {
     const status = failure.kind === 'status' ? failure.status : undefined;
     const providerRequestId = providerRequestIdOf(headers) ?? undefined;
-    log.warn(
+    trace.log.warn(
       { channel: route.channel.id, kind: failure.kind, status, detail, providerRequestId },
       'upstream route failed',
     );
@@ -217,6 +232,7 @@ export class CompletionRelay {
           retryAfterMs: retryAfterMs(headers),
         },
         lease,
+        trace,
       );
     }
     return failure;
@@ -225,7 +241,7 @@ export class CompletionRelay {
   /** The channel answered properly (a valid answer, or a stream's first event). */
   private succeeded(attempt: Attempt): void {
     metrics.upstreamRequests.inc(attempt.route.channel.id, 'ok');
-    void this.breaker.succeeded(attempt.route.channel.id, attempt.lease);
+    void this.breaker.succeeded(attempt.route.channel.id, attempt.lease, attempt.admitted.trace);
   }
 
   /**
@@ -289,14 +305,7 @@ export class CompletionRelay {
       }
       if (outcome === 'upstream_broken' && !attempt.signal.aborted) {
         // After the client's first byte: the client got an error event and is billed for what it got.
-        await this.routeFailed(
-          attempt.admitted.trace.log,
-          route,
-          null,
-          { kind: 'abnormal', breaker: true },
-          'broken',
-          {},
-        );
+        await this.routeFailed(attempt.admitted.trace, route, null, { kind: 'abnormal', breaker: true }, 'broken', {});
       } else if (outcome === 'client_aborted') {
         metrics.upstreamRequests.inc(route.channel.id, 'client_aborted');
       }

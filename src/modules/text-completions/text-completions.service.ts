@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { FastifyReply } from 'fastify';
-import { Logger } from 'pino';
+import { LogTarget } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { MeteredResult, MeteredStatus } from 'src/modules/billing/metering.types';
@@ -14,6 +14,7 @@ import { OpenAiAdapter } from 'src/modules/relay/upstream/openai.adapter';
 import { usageFrom, wireUsage } from 'src/modules/relay/upstream/provider-adapter';
 import { failedAnswer, finalError, RouteFailure } from 'src/modules/relay/route-failure';
 import { UpstreamBody, UpstreamClient, UpstreamResponse } from 'src/modules/relay/upstream/upstream-client';
+import { AttemptSpan } from 'src/modules/relay/upstream/attempt-span';
 import { CatalogRoute } from 'src/modules/models/catalog.service';
 import {
   choicesText,
@@ -43,47 +44,63 @@ export class TextCompletionsService {
 
   async complete(admitted: AdmittedTextCompletion, reply: FastifyReply): Promise<MeteredStatus> {
     const { completion, signal } = admitted;
-    const body = admitted.prompt.body;
     let lastFailure: RouteFailure = { kind: 'unreachable', breaker: true };
     for (const route of orderRoutes(completion.routes)) {
       if (signal.aborted) {
         throw signal.reason;
       }
-      const startedAt = performance.now();
-      const request = textCompletionRequest(route, body, completion);
-      const result = await this.upstream.post(
-        route.channel,
-        request.path,
-        request.headers,
-        request.payload,
-        signal,
-        completion.stream,
-        { requestId: admitted.trace.id },
-      );
-      const log = admitted.trace.log;
-      if (result.kind === 'unreachable') {
-        lastFailure = this.routeFailed(log, route, { kind: 'unreachable', breaker: true }, result.detail);
-        continue;
-      }
-      metrics.upstreamLatency.observe(route.channel.id, (performance.now() - startedAt) / 1000);
-      const { statusCode } = result;
-      if (statusCode >= 200 && statusCode < 300) {
-        const status = await this.relay(
-          { admitted, route, reply, startedAt, upstream: result },
-          result.body,
-          result.headers,
-        );
-        if (status) {
-          metrics.textCompletions.inc({ model: completion.model.id, outcome: status });
-          return status;
+      const span = AttemptSpan.start(admitted.trace, route);
+      try {
+        const outcome = await this.attempt(admitted, route, reply, span);
+        span?.ended(outcome);
+        if (typeof outcome === 'string') {
+          metrics.textCompletions.inc({ model: completion.model.id, outcome });
+          return outcome;
         }
-        lastFailure = this.routeFailed(log, route, { kind: 'abnormal', breaker: true });
-      } else {
-        lastFailure = this.routeFailed(log, route, await failedAnswer(route, this.errors, statusCode, result.body));
+        lastFailure = outcome;
+      } catch (error) {
+        span?.threw(error);
+        throw error;
       }
     }
     metrics.textCompletions.inc({ model: completion.model.id, outcome: `failed_${lastFailure.kind}` });
     throw finalError(lastFailure, completion.model.id);
+  }
+
+  /** One upstream request: the answer's status once it reached the client, or why this route failed. */
+  private async attempt(
+    admitted: AdmittedTextCompletion,
+    route: CatalogRoute,
+    reply: FastifyReply,
+    span: AttemptSpan | null,
+  ): Promise<MeteredStatus | RouteFailure> {
+    const { completion, signal } = admitted;
+    const startedAt = performance.now();
+    const request = textCompletionRequest(route, admitted.prompt.body, completion);
+    const result = await this.upstream.post(
+      route.channel,
+      request.path,
+      request.headers,
+      request.payload,
+      signal,
+      completion.stream,
+      AttemptSpan.upstreamTrace(admitted.trace, span),
+    );
+    span?.answered(result);
+    if (result.kind === 'unreachable') {
+      return this.routeFailed(admitted.trace, route, { kind: 'unreachable', breaker: true }, result.detail);
+    }
+    metrics.upstreamLatency.observe(route.channel.id, (performance.now() - startedAt) / 1000);
+    const { statusCode } = result;
+    if (statusCode < 200 || statusCode >= 300) {
+      return this.routeFailed(admitted.trace, route, await failedAnswer(route, this.errors, statusCode, result.body));
+    }
+    const status = await this.relay(
+      { admitted, route, reply, startedAt, upstream: result },
+      result.body,
+      result.headers,
+    );
+    return status ?? this.routeFailed(admitted.trace, route, { kind: 'abnormal', breaker: true });
   }
 
   /** Relays a 2xx answer; null when it turned out abnormal before anything reached the client. */
@@ -154,9 +171,9 @@ export class TextCompletionsService {
   }
 
   /** Logs and counts a route that could not serve; the next route is tried. */
-  private routeFailed(log: Logger, route: CatalogRoute, failure: RouteFailure, detail?: string): RouteFailure {
+  private routeFailed(trace: LogTarget, route: CatalogRoute, failure: RouteFailure, detail?: string): RouteFailure {
     const status = failure.kind === 'status' ? failure.status : undefined;
-    log.warn({ channel: route.channel.id, kind: failure.kind, status, detail }, 'upstream route failed');
+    trace.log.warn({ channel: route.channel.id, kind: failure.kind, status, detail }, 'upstream route failed');
     metrics.upstreamFailures.inc({ channel: route.channel.id, kind: failure.kind });
     return failure;
   }

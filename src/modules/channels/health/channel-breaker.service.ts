@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Logger } from 'pino';
-import { LOGGER } from 'src/common/logging/logger';
+import { LOGGER, LogTarget } from 'src/common/logging/logger';
 import { metrics } from 'src/common/metrics/metrics';
 import { InvalidationBus, InvalidationTopic } from 'src/common/redis/invalidation-bus';
 import { domainSlot } from 'src/common/redis/key-slots';
@@ -99,64 +99,87 @@ export class ChannelBreaker implements OnModuleInit, OnModuleDestroy {
    * Tries to become the one probe of an open channel whose open time is over (SET NX across all
    * processes). 'closed': it closed meanwhile, send as usual; null: another request is the probe.
    */
-  async takeProbe(channelId: string, leaseMs: number): Promise<ProbeLease | 'closed' | null> {
+  async takeProbe(channelId: string, leaseMs: number, request?: LogTarget): Promise<ProbeLease | 'closed' | null> {
     try {
       const token = randomUUID();
       const taken = await this.redis.set(PROBE_KEY(channelId), token, 'PX', leaseMs, 'NX');
       if (taken === null) {
         return null;
       }
-      const changed = await this.update(channelId, (stored) => afterProbeTaken(stored, Date.now() + leaseMs));
+      const changed = await this.update(channelId, (stored) => afterProbeTaken(stored, Date.now() + leaseMs), request);
       if (!changed) {
         await this.release({ channelId, token });
         return 'closed';
       }
       return { channelId, token };
     } catch (error) {
-      this.logger.error({ channel: channelId, err: (error as Error).message }, 'breaker probe could not be taken');
+      this.lineTo(request).error(
+        { channel: channelId, err: (error as Error).message },
+        'breaker probe could not be taken',
+      );
       return null;
     }
   }
 
   /** The channel answered properly. Touches Redis only when there is something to reset or to stamp. */
-  async succeeded(channelId: string, lease: ProbeLease | null): Promise<void> {
+  async succeeded(channelId: string, lease: ProbeLease | null, request?: LogTarget): Promise<void> {
     const view = this.views.get(channelId);
     if (!lease && (!view || (view.state === 'closed' && view.failures === 0))) {
-      this.stampLastOk(channelId);
+      this.stampLastOk(channelId, request);
       return;
     }
-    await this.guarded(channelId, async () => {
-      await this.update(channelId, (stored) => afterSuccess(stored, lease ? 'probe' : 'request', Date.now()));
-      await this.release(lease);
-    });
+    await this.guarded(
+      channelId,
+      async () => {
+        await this.update(
+          channelId,
+          (stored) => afterSuccess(stored, lease ? 'probe' : 'request', Date.now()),
+          request,
+        );
+        await this.release(lease);
+      },
+      request,
+    );
   }
 
   /**
    * The channel failed this request: counted (HINCRBY: concurrent failures from every process are all
    * counted, with no retry), then, at the limit or for the probe, opened (or reopened) by a
    * compare-and-set that only one process wins. A request sent before the breaker opened is not counted.
+   * `request`: the request that failed, whose reqId the lines written meanwhile carry.
    */
-  async failed(channel: BreakerChannel, failure: Omit<Failure, 'probe'>, lease: ProbeLease | null): Promise<void> {
+  async failed(
+    channel: BreakerChannel,
+    failure: Omit<Failure, 'probe'>,
+    lease: ProbeLease | null,
+    request?: LogTarget,
+  ): Promise<void> {
     const probe = lease !== null;
     if (!countsFailure(this.view(channel.id).state, probe)) {
       return;
     }
-    await this.guarded(channel.id, async () => {
-      const failures = await this.count(channel.id, failure);
-      const limits = this.config.breaker;
-      let next: StoredBreaker | null = null;
-      if (probe || failures >= limits.failures) {
-        next = await this.update(channel.id, (stored) =>
-          afterFailure(stored, { ...failure, probe }, limits, Date.now()),
-        );
-      } else {
-        await this.bus.publish(InvalidationTopic.ChannelHealth, channel.id);
-      }
-      await this.release(lease);
-      if (next?.state === 'open' && dueForAutoDisable(next.openedAt, Date.now(), channel.autoDisableAfterHours)) {
-        await this.autoDisable(channel, next);
-      }
-    });
+    await this.guarded(
+      channel.id,
+      async () => {
+        const failures = await this.count(channel.id, failure);
+        const limits = this.config.breaker;
+        let next: StoredBreaker | null = null;
+        if (probe || failures >= limits.failures) {
+          next = await this.update(
+            channel.id,
+            (stored) => afterFailure(stored, { ...failure, probe }, limits, Date.now()),
+            request,
+          );
+        } else {
+          await this.bus.publish(InvalidationTopic.ChannelHealth, channel.id);
+        }
+        await this.release(lease);
+        if (next?.state === 'open' && dueForAutoDisable(next.openedAt, Date.now(), channel.autoDisableAfterHours)) {
+          await this.autoDisable(channel, next, request);
+        }
+      },
+      request,
+    );
   }
 
   /** The probe ended without a verdict (the client left, or its request was refused as the client's fault). */
@@ -210,6 +233,7 @@ export class ChannelBreaker implements OnModuleInit, OnModuleDestroy {
   private async update(
     channelId: string,
     change: (stored: StoredBreaker) => StoredBreaker | null,
+    request?: LogTarget,
   ): Promise<StoredBreaker | null> {
     for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
       const stored = parse(await this.redis.hgetall(KEY(channelId)));
@@ -233,7 +257,7 @@ export class ChannelBreaker implements OnModuleInit, OnModuleDestroy {
       if (written === 1) {
         this.apply(channelId, next);
         if (next.state !== stored.state) {
-          this.logChange(channelId, stored, next);
+          this.logChange(channelId, stored, next, request);
         }
         await this.bus.publish(InvalidationTopic.ChannelHealth, channelId);
         return next;
@@ -242,7 +266,7 @@ export class ChannelBreaker implements OnModuleInit, OnModuleDestroy {
     throw new Error(`breaker of channel ${channelId} kept changing under ${CAS_ATTEMPTS} attempts`);
   }
 
-  private logChange(channelId: string, before: StoredBreaker, after: StoredBreaker): void {
+  private logChange(channelId: string, before: StoredBreaker, after: StoredBreaker, request?: LogTarget): void {
     const line = {
       channel: channelId,
       from: before.state,
@@ -251,18 +275,19 @@ export class ChannelBreaker implements OnModuleInit, OnModuleDestroy {
       openUntil: after.state === 'closed' ? null : new Date(after.openUntil).toISOString(),
       lastError: after.state === 'open' ? after.lastError : undefined,
     };
+    const log = this.lineTo(request);
     if (after.state === 'open') {
-      this.logger.warn(line, 'channel breaker opened');
+      log.warn(line, 'channel breaker opened');
     } else {
-      this.logger.info(line, after.state === 'closed' ? 'channel breaker closed' : 'channel breaker half-open');
+      log.info(line, after.state === 'closed' ? 'channel breaker closed' : 'channel breaker half-open');
     }
   }
 
-  private async autoDisable(channel: BreakerChannel, stored: StoredBreaker): Promise<void> {
+  private async autoDisable(channel: BreakerChannel, stored: StoredBreaker, request?: LogTarget): Promise<void> {
     if (!(await this.channels.disable(channel.id))) {
       return;
     }
-    this.logger.warn(
+    this.lineTo(request).warn(
       { channel: channel.id, openSince: new Date(stored.openedAt).toISOString(), after: channel.autoDisableAfterHours },
       'channel disabled: its breaker stayed open past autoDisableAfterHours',
     );
@@ -270,24 +295,29 @@ export class ChannelBreaker implements OnModuleInit, OnModuleDestroy {
   }
 
   /** lastOkAt for the health view, at most once per LAST_OK_WRITE_MS per channel: no write per request. */
-  private stampLastOk(channelId: string): void {
+  private stampLastOk(channelId: string, request?: LogTarget): void {
     const now = Date.now();
     if (now - (this.lastOkWritten.get(channelId) ?? 0) < LAST_OK_WRITE_MS) {
       return;
     }
     this.lastOkWritten.set(channelId, now);
     this.redis.hset(KEY(channelId), 'lastOkAt', now).catch((error: Error) => {
-      this.logger.warn({ channel: channelId, err: error.message }, 'breaker lastOkAt not written');
+      this.lineTo(request).warn({ channel: channelId, err: error.message }, 'breaker lastOkAt not written');
     });
   }
 
   /** Breaker bookkeeping never fails a request: a Redis error is logged and the answer goes on. */
-  private async guarded(channelId: string, work: () => Promise<void>): Promise<void> {
+  private async guarded(channelId: string, work: () => Promise<void>, request?: LogTarget): Promise<void> {
     try {
       await work();
     } catch (error) {
-      this.logger.error({ channel: channelId, err: (error as Error).message }, 'breaker state not updated');
+      this.lineTo(request).error({ channel: channelId, err: (error as Error).message }, 'breaker state not updated');
     }
+  }
+
+  /** The request's logger (its reqId on the line) when a request is being served, else the process's. */
+  private lineTo(request: LogTarget | undefined): Logger {
+    return request === undefined ? this.logger : request.log;
   }
 
   /** One channel (a message named it) or, with null, every tracked one (start, reconnect, the periodic repair). */

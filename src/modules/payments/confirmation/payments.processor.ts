@@ -5,6 +5,7 @@ import { LOGGER } from 'src/common/logging/logger';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { workerMetrics } from 'src/common/metrics/worker-metrics';
 import { inJob } from 'src/common/logging/job-context';
+import { traced } from 'src/common/telemetry/tracing';
 import { Job, Queue, UnrecoverableError } from 'bullmq';
 import { QueueName } from 'src/common/queue/queue.constants';
 import { PaymentJob, PaymentJobPayloads } from 'src/modules/payments/confirmation/payment-queue';
@@ -72,7 +73,21 @@ export class PaymentsProcessor extends WorkerHost implements OnApplicationBootst
     }
   }
 
-  private async confirm(job: Job<PaymentJobPayloads[PaymentJob.Confirm]>): Promise<string> {
+  /** In a span of its own when tracing is on: the order, the job and the outcome (no payer data). */
+  private confirm(job: Job<PaymentJobPayloads[PaymentJob.Confirm]>): Promise<string> {
+    const attributes = {
+      'gateway.order_id': job.data.orderId,
+      'gateway.job_id': job.id ?? '',
+      'gateway.via': 'webhook',
+    };
+    return traced('payment confirmation', attributes, async (span) => {
+      const outcome = await this.confirmOrder(job);
+      span?.set({ 'gateway.outcome': outcome });
+      return outcome;
+    });
+  }
+
+  private async confirmOrder(job: Job<PaymentJobPayloads[PaymentJob.Confirm]>): Promise<string> {
     const { orderId, evidence } = job.data;
     try {
       const { outcome } = await this.confirmation.confirm(orderId, evidence, 'webhook');

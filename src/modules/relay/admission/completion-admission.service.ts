@@ -13,6 +13,8 @@ import { RequestLifetime } from 'src/modules/relay/admission/request-lifetime';
 import { CancelSignal } from 'src/common/http/cancel-signal';
 import { clientRequestIdOf, RequestTrace } from 'src/common/http/request-trace';
 import { LOGGER } from 'src/common/logging/logger';
+import { requestSpanOf } from 'src/common/telemetry/request-spans';
+import { failureOf, TraceSpan } from 'src/common/telemetry/tracing';
 import { Logger } from 'pino';
 
 /** What a route's validator step hands the admission: the model asked for and the most the upstream can bill. */
@@ -128,10 +130,13 @@ export class CompletionAdmission {
     }
     // From here on a hang-up (or the deadline) frees the slot, the queue place and the upstream call at once.
     const lifetime = new RequestLifetime(reply.raw, this.config.relay.maxRequestMs);
-    const trace = new RequestTrace(requestId, clientRequestIdOf(reply.request.headers), this.logger);
+    const span = requestSpanOf(reply.request);
+    const trace = new RequestTrace(requestId, clientRequestIdOf(reply.request.headers), this.logger, span);
+    const admission = span === null ? null : admissionSpan(span, trace, model.id, principal.accountId);
     const ticket = { principal, trace, model, held, limits, user: endUserOf(prompt.body) };
     const counted = await this.gate.admit(ticket, reply).catch((error: unknown) => {
       lifetime.end();
+      refused(admission, error);
       throw error;
     });
     const { meter } = counted;
@@ -144,9 +149,11 @@ export class CompletionAdmission {
       .acquire(principal.accountId, lifetime.signal)
       .catch(async (error: unknown) => {
         lifetime.end();
+        refused(admission, error);
         await giveBack();
         throw error;
       });
+    admission?.end();
     reply.headers(counted.headers);
     // Not `{ ...validated, held, … }`, which costs microseconds on Node 20 (src/common/with-fields.ts);
     // the validated view is typed by the route, which withFields's return type would not keep.
@@ -169,4 +176,23 @@ export class CompletionAdmission {
 /** The end user the body names (`user`), whose own limits apply when the operator set them. */
 function endUserOf(body: Record<string, unknown>): string | undefined {
   return typeof body.user === 'string' && body.user !== '' ? body.user : undefined;
+}
+
+/** The request's model and account on its span, and the admission's own span inside it (counting, the hold, the slot). */
+function admissionSpan(request: TraceSpan, trace: RequestTrace, modelId: string, accountId: string): TraceSpan {
+  request.set(
+    trace.clientId === null
+      ? { 'gen_ai.request.model': modelId, 'gateway.account_id': accountId }
+      : {
+          'gen_ai.request.model': modelId,
+          'gateway.account_id': accountId,
+          'gateway.client_request_id': trace.clientId,
+        },
+  );
+  return request.child('admission');
+}
+
+function refused(admission: TraceSpan | null, error: unknown): void {
+  admission?.fail(failureOf(error));
+  admission?.end();
 }
