@@ -122,11 +122,12 @@ describe(estimateRequestTokens.name, () => {
   it('should estimate a 1 MB run without spaces and 1 MB of CJK in bounded time, above their real count', () => {
     const random = new SeededRandom(99);
     for (const content of ['a'.repeat(1 << 20), random.chars(350_000, 0x4e00, 0x9fff)]) {
-      // CPU time, the fastest of three: a linear scan stays far below the bound, a quadratic one far above.
+      // CPU time, the fastest of three: a linear scan takes a few ms on a quiet core, a quadratic one
+      // seconds; the bound leaves room for a shared VM, which charges a descheduled core too.
       const spent = [1, 2, 3].map(() =>
         cpuMillisecondsOf(() => estimate({ model: 'm', messages: [{ role: 'user', content }] })),
       );
-      expect(Math.min(...spent)).toBeLessThan(40);
+      expect(Math.min(...spent)).toBeLessThan(250);
       const estimated = estimate({ model: 'm', messages: [{ role: 'user', content }] });
       expect(estimated).toBeGreaterThanOrEqual(Buffer.byteLength(content) / 8);
     }
