@@ -1,6 +1,7 @@
 import { countTokens } from 'gpt-tokenizer/cjs/encoding/cl100k_base';
 import { countTextTokens, requestTokenBudget } from 'src/modules/billing/text-tokens';
 import { SeededRandom } from 'test/support/seeded-random';
+import { cpuMillisecondsOf } from 'test/support/cpu-time';
 
 const WORDS = [
   'the',
@@ -144,11 +145,3 @@ describe(countTextTokens.name, () => {
     },
   );
 });
-
-/** The CPU time `work` took, in milliseconds: what it costs, whatever else the machine is running. */
-function cpuMillisecondsOf(work: () => unknown): number {
-  const before = process.cpuUsage();
-  work();
-  const { user, system } = process.cpuUsage(before);
-  return (user + system) / 1000;
-}

@@ -4,6 +4,7 @@ import { lastCutPoint } from 'src/modules/billing/text-tokens';
 import { boundTextTokens } from 'src/modules/billing/token-bound';
 import { SeededRandom } from 'test/support/seeded-random';
 import { seededProse } from 'tools/bench/seeded-prose';
+import { cpuMillisecondsOf } from 'test/support/cpu-time';
 
 const exactCount = (text: string) => countTokens(text, { disallowedSpecial: new Set() });
 const vocabulary = new Set(ranks.filter((entry): entry is string => typeof entry === 'string'));
@@ -185,11 +186,3 @@ describe(boundTextTokens.name, () => {
     expect(Math.min(...spent)).toBeLessThan(250);
   });
 });
-
-/** The CPU time `work` took, in milliseconds: what it costs, whatever else the machine is running. */
-function cpuMillisecondsOf(work: () => unknown): number {
-  const before = process.cpuUsage();
-  work();
-  const { user, system } = process.cpuUsage(before);
-  return (user + system) / 1000;
-}

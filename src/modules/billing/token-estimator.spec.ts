@@ -7,6 +7,7 @@ import {
   estimateRequestTokens,
 } from 'src/modules/billing/token-estimator';
 import { SeededRandom } from 'test/support/seeded-random';
+import { cpuMillisecondsOf } from 'test/support/cpu-time';
 
 // Images priced as gpt-4o does: OpenAI's published examples below.
 const options = { audioReferenceTokens: 4096, imageFamilies: ['gpt-4o' as const] };
@@ -274,11 +275,3 @@ describe(estimateEmbeddingTokens.name, () => {
     expect(estimateEmbeddingTokens([Array.from({ length: 100 }, (_, i) => i)])).toBe(111);
   });
 });
-
-/** The CPU time `work` took, in milliseconds: what it costs, whatever else the machine is running. */
-function cpuMillisecondsOf(work: () => unknown): number {
-  const before = process.cpuUsage();
-  work();
-  const { user, system } = process.cpuUsage(before);
-  return (user + system) / 1000;
-}
