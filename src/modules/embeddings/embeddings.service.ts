@@ -45,19 +45,14 @@ export class EmbeddingsService {
       if (signal.aborted) {
         throw signal.reason;
       }
-      const span = AttemptSpan.start(trace, route);
-      try {
-        const outcome = await this.attempt(admitted, route, adapter, reply, span);
-        span?.ended(outcome);
-        if (typeof outcome === 'string') {
-          metrics.embeddings.inc({ model: embedding.model.id, outcome });
-          return outcome;
-        }
-        lastFailure = outcome;
-      } catch (error) {
-        span?.threw(error);
-        throw error;
+      const outcome = await AttemptSpan.around(trace, route, (span) =>
+        this.attempt(admitted, route, adapter, reply, span),
+      );
+      if (typeof outcome === 'string') {
+        metrics.embeddings.inc({ model: embedding.model.id, outcome });
+        return outcome;
       }
+      lastFailure = outcome;
     }
     metrics.embeddings.inc({ model: embedding.model.id, outcome: `failed_${lastFailure.kind}` });
     throw finalError(lastFailure, embedding.model.id);

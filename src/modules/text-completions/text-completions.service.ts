@@ -49,19 +49,14 @@ export class TextCompletionsService {
       if (signal.aborted) {
         throw signal.reason;
       }
-      const span = AttemptSpan.start(admitted.trace, route);
-      try {
-        const outcome = await this.attempt(admitted, route, reply, span);
-        span?.ended(outcome);
-        if (typeof outcome === 'string') {
-          metrics.textCompletions.inc({ model: completion.model.id, outcome });
-          return outcome;
-        }
-        lastFailure = outcome;
-      } catch (error) {
-        span?.threw(error);
-        throw error;
+      const outcome = await AttemptSpan.around(admitted.trace, route, (span) =>
+        this.attempt(admitted, route, reply, span),
+      );
+      if (typeof outcome === 'string') {
+        metrics.textCompletions.inc({ model: completion.model.id, outcome });
+        return outcome;
       }
+      lastFailure = outcome;
     }
     metrics.textCompletions.inc({ model: completion.model.id, outcome: `failed_${lastFailure.kind}` });
     throw finalError(lastFailure, completion.model.id);

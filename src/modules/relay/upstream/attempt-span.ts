@@ -24,6 +24,26 @@ export class AttemptSpan {
     return new AttemptSpan(span);
   }
 
+  /**
+   * Runs one attempt inside its span (none when tracing is off): the span ends with the attempt's
+   * outcome, or failed when it throws, and the outcome or the error goes on to the caller.
+   */
+  static async around<T extends string | { kind: string }>(
+    trace: RequestTrace,
+    route: CatalogRoute,
+    attempt: (span: AttemptSpan | null) => Promise<T>,
+  ): Promise<T> {
+    const span = AttemptSpan.start(trace, route);
+    try {
+      const outcome = await attempt(span);
+      span?.ended(outcome);
+      return outcome;
+    } catch (error) {
+      span?.threw(error);
+      throw error;
+    }
+  }
+
   /** What the upstream request carries: our request id, and this span as its parent. */
   static upstreamTrace(trace: RequestTrace, span: AttemptSpan | null): UpstreamTrace {
     return span === null ? { requestId: trace.id } : { requestId: trace.id, traceparent: span.span.traceparent };
