@@ -2,11 +2,11 @@ const { readFileSync } = require('node:fs');
 const { join } = require('node:path');
 
 /**
- * SWC transpiles the TypeScript (tsc type-checks it in `npm run check`): the same options as the
- * compiled entrypoints the e2e tests spawn (test/support/entrypoint-build.ts), legacy decorators with
- * their metadata as Nest's injector reads it.
+ * SWC transpiles the TypeScript (tsc type-checks it in `npm run check`): the same options as `npm run
+ * build` and the compiled entrypoints the e2e tests spawn (test/support/entrypoint-build.ts), legacy
+ * decorators with their metadata as Nest's injector reads it; source maps inline, for Jest's traces.
  */
-const swcOptions = JSON.parse(readFileSync(join(__dirname, '.swcrc'), 'utf8'));
+const swcOptions = { ...JSON.parse(readFileSync(join(__dirname, '.swcrc'), 'utf8')), sourceMaps: 'inline' };
 
 /** @type {import('jest').Config} */
 const common = {
