@@ -62,6 +62,17 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ NODE_ENV: 'test', DOCS_ENABLED: 'yes' })).toThrow(/DOCS_ENABLED/);
   });
 
+  it('should hash passwords at scrypt N = 2^15 unless told, and never below that in production', () => {
+    expect(loadConfig(secrets()).auth.hashCost).toBe(15);
+    expect(loadConfig({ ...secrets(), PASSWORD_HASH_COST: '17' }).auth.hashCost).toBe(17);
+    expect(() => loadConfig({ ...secrets(), PASSWORD_HASH_COST: '14' })).toThrow(
+      /^Invalid environment variable PASSWORD_HASH_COST: at least 15 in production/,
+    );
+    expect(loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '10' }).auth.hashCost).toBe(10);
+    expect(() => loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '9' })).toThrow(/PASSWORD_HASH_COST/);
+    expect(() => loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '18' })).toThrow(/PASSWORD_HASH_COST/);
+  });
+
   it('should trust no proxy unless TRUST_PROXY lists addresses or ranges', () => {
     expect(loadConfig({ NODE_ENV: 'test' }).trustedProxies).toEqual([]);
     expect(loadConfig({ NODE_ENV: 'test', TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,loopback,::1' }).trustedProxies).toEqual([

@@ -46,6 +46,8 @@ export interface AppConfig {
     failuresPerEmailPer15Min: number;
     hashConcurrency: number;
     hashQueue: number;
+    /** log2 of scrypt's N for new hashes (a stored hash keeps the N it was made with). */
+    hashCost: number;
     /** Console sessions: the access token's life, and the idle time after which the refresh token dies. */
     accessTokenTtlSeconds: number;
     refreshTokenTtlMs: number;
@@ -130,6 +132,9 @@ const MIN_DISTINCT_KEY_BYTES = 16;
 /** Default age past which the hold sweeper releases a hold with no recorded usage (30 minutes). */
 export const DEFAULT_HOLD_SWEEP_AGE_MS = 30 * 60_000;
 
+/** log2 of scrypt's N for password hashes: 2^15, 32 MiB of memory with r = 8. */
+export const DEFAULT_PASSWORD_HASH_COST = 15;
+
 function validateEnv(env: NodeJS.ProcessEnv): EnvDto {
   const raw = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
   const dto = plainToInstance(EnvDto, raw, { enableImplicitConversion: false });
@@ -151,6 +156,16 @@ function checkProductionSecret(name: 'JWT_SECRET' | 'SECRETS_KEY', value: string
   if (placeholder) {
     throw new ConfigError(`Invalid environment variable ${name}: a published or placeholder value; generate one`);
   }
+}
+
+/** scrypt's N = 2^15 (32 MiB, tens of ms a hash) unless told; below that only outside production (tests). */
+function passwordHashCostOf(cost: number | undefined, nodeEnv: string): number {
+  if (cost !== undefined && cost < DEFAULT_PASSWORD_HASH_COST && nodeEnv === 'production') {
+    throw new ConfigError(
+      `Invalid environment variable PASSWORD_HASH_COST: at least ${DEFAULT_PASSWORD_HASH_COST} in production`,
+    );
+  }
+  return cost ?? DEFAULT_PASSWORD_HASH_COST;
 }
 
 /**
@@ -206,6 +221,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       failuresPerEmailPer15Min: dto.AUTH_FAILURES_PER_EMAIL ?? 10,
       hashConcurrency: dto.PASSWORD_HASH_CONCURRENCY ?? 1,
       hashQueue: dto.PASSWORD_HASH_QUEUE ?? 16,
+      hashCost: passwordHashCostOf(dto.PASSWORD_HASH_COST, nodeEnv),
       accessTokenTtlSeconds: dto.CONSOLE_ACCESS_TOKEN_TTL_SECONDS ?? 900,
       refreshTokenTtlMs: (dto.CONSOLE_REFRESH_TOKEN_TTL_DAYS ?? 30) * 86_400_000,
       sessionMaxMs: (dto.CONSOLE_SESSION_MAX_DAYS ?? 90) * 86_400_000,

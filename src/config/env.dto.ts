@@ -199,6 +199,14 @@ export class EnvDto {
   @Min(0)
   PASSWORD_HASH_QUEUE?: number;
 
+  /** log2 of scrypt's N for new password hashes; at least 15 in production (loadConfig). */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
+  @Max(17)
+  PASSWORD_HASH_COST?: number;
+
   @IsOptional()
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL?: string;

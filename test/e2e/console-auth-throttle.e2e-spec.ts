@@ -125,7 +125,9 @@ describe('console auth throttles', () => {
     let gateway: TestGateway;
 
     beforeAll(async () => {
+      // Production's hash cost: the flood must outrun one hash at a time.
       gateway = await TestGateway.start({
+        PASSWORD_HASH_COST: '15',
         PASSWORD_HASH_CONCURRENCY: '1',
         PASSWORD_HASH_QUEUE: '2',
         AUTH_FAILURES_PER_EMAIL: '30',

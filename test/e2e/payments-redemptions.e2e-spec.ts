@@ -252,7 +252,7 @@ describe('redemption codes', () => {
       const row = await world.db.query('SELECT redeemed_by FROM redemption_codes WHERE code_hash = $1', [hashOf(code)]);
       expect(row.rows).toEqual([{ redeemed_by: winner.accountId }]);
       expect(await world.books.balance(winner)).toBe(usd('10'));
-      // Twenty sign-ups, each a deliberately slow password hash, on a machine other test files share.
+      // Twenty sign-ups one by one, then twenty redemptions, on a machine other test files share.
     }, 60_000);
   });
 

@@ -14,8 +14,6 @@ import { isOwnMailbox } from 'src/modules/referrals/normalized-mailbox';
 // Unambiguous characters only (no 0/O, 1/I/L), since people type referral codes by hand.
 const REFERRAL_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
 const REFERRAL_CODE_LENGTH = 8;
-// Spent on unknown e-mails too, so a login's timing does not tell whether an account exists.
-const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
 @Injectable()
 export class AuthService {
@@ -72,7 +70,8 @@ export class AuthService {
 
   private async checkPassword(email: string, password: string, client: SessionClient): Promise<SessionResponseDto> {
     const account = await this.accounts.findByEmail(email.trim().toLowerCase());
-    const valid = await this.passwords.verify(password, account?.passwordHash ?? DUMMY_HASH);
+    // An unknown e-mail costs a hash too, so a login's timing does not tell whether an account exists.
+    const valid = await this.passwords.verify(password, account?.passwordHash ?? this.passwords.placeholderHash);
     if (!account || !valid) {
       throw new ApiError(ErrorKind.InvalidCredentials, 'Incorrect e-mail or password.');
     }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from 'src/config/app-config';
 import { BoundedGate } from 'src/modules/auth/bounded-gate';
-import { hashPassword, verifyPassword } from 'src/modules/auth/password-hasher';
+import { hashPassword, placeholderHash, verifyPassword } from 'src/modules/auth/password-hasher';
 import { ScryptPool } from 'src/modules/auth/scrypt-pool';
 
 /**
@@ -14,13 +14,18 @@ import { ScryptPool } from 'src/modules/auth/scrypt-pool';
 export class PasswordHasherService implements OnModuleDestroy {
   private readonly gate: BoundedGate;
   private readonly pool = new ScryptPool();
+  private readonly cost: number;
+  /** A hash no password matches, at the cost new hashes take: what a login for an unknown e-mail checks. */
+  readonly placeholderHash: string;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.gate = new BoundedGate(config.auth.hashConcurrency, config.auth.hashQueue);
+    this.cost = config.auth.hashCost;
+    this.placeholderHash = placeholderHash(this.cost);
   }
 
   hash(password: string): Promise<string> {
-    return this.gate.run(() => hashPassword(password, this.pool.derive));
+    return this.gate.run(() => hashPassword(password, this.pool.derive, this.cost));
   }
 
   verify(password: string, stored: string): Promise<boolean> {

@@ -1,7 +1,10 @@
 import { randomBytes, scrypt, ScryptOptions, timingSafeEqual } from 'node:crypto';
+import { DEFAULT_PASSWORD_HASH_COST } from 'src/config/app-config';
 
-// scrypt is memory-hard (N·r·128 bytes = 32 MiB per hash here) and built into Node, so no native addon.
-const PARAMS = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
+// scrypt is memory-hard (N·r·128 bytes = 32 MiB per hash at N = 2^15) and built into Node, so no
+// native addon. maxmem admits N up to 2^17 (PASSWORD_HASH_COST's ceiling, 128 MiB) and no further: a
+// stored hash naming a larger N is refused by scrypt, not computed.
+const PARAMS = { r: 8, p: 1, maxmem: 2 ** 17 * 128 * 8 + 2 ** 20 };
 const KEY_LENGTH = 32;
 
 /** Computes one scrypt key; the API passes its own threads (ScryptPool), tools and tests take libuv's. */
@@ -12,11 +15,19 @@ export const libuvScrypt: DeriveKey = (password, salt, keyLength, options) =>
     scrypt(password, salt, keyLength, options, (error, key) => (error ? reject(error) : resolve(key))),
   );
 
-/** Format: `scrypt$N$r$p$<salt b64>$<hash b64>`, so parameters can be raised later without breaking old hashes. */
-export async function hashPassword(password: string, derive: DeriveKey = libuvScrypt): Promise<string> {
+/**
+ * Format: `scrypt$N$r$p$<salt b64>$<hash b64>`, so the cost (N = 2^`cost`) can change later without
+ * breaking old hashes.
+ */
+export async function hashPassword(
+  password: string,
+  derive: DeriveKey = libuvScrypt,
+  cost = DEFAULT_PASSWORD_HASH_COST,
+): Promise<string> {
   const salt = randomBytes(16);
-  const key = await derive(password.normalize('NFKC'), salt, KEY_LENGTH, PARAMS);
-  return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64'), key.toString('base64')].join('$');
+  const params = { ...PARAMS, N: 2 ** cost };
+  const key = await derive(password.normalize('NFKC'), salt, KEY_LENGTH, params);
+  return ['scrypt', params.N, params.r, params.p, salt.toString('base64'), key.toString('base64')].join('$');
 }
 
 export async function verifyPassword(
@@ -36,4 +47,10 @@ export async function verifyPassword(
     maxmem: PARAMS.maxmem,
   });
   return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
+
+/** A well-formed hash at N = 2^`cost` that no password matches (its key is all zeros). */
+export function placeholderHash(cost = DEFAULT_PASSWORD_HASH_COST): string {
+  const zeros = (bytes: number) => Buffer.alloc(bytes).toString('base64');
+  return ['scrypt', 2 ** cost, PARAMS.r, PARAMS.p, zeros(16), zeros(KEY_LENGTH)].join('$');
 }
